@@ -1,0 +1,10 @@
+/**
+ * The numbered migrations, in order. Never renumber or insert below the latest
+ * id: the migrator runs only ids above the newest applied one.
+ */
+import { Migrator } from "effect/sql"
+import m0001 from "./0001_identity.ts"
+
+export const loader = Migrator.fromRecord({
+  "0001_identity": m0001
+})

@@ -1,0 +1,30 @@
+/**
+ * The Scoped Agent API (`/api/agent`): the single definition the server, the
+ * typed client and the OpenAPI document are derived from.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { AuthGroup } from "./agent/Auth.ts"
+import { DevicesGroup } from "./agent/Devices.ts"
+import { TokensGroup } from "./agent/Tokens.ts"
+import { RequestErrors } from "./Security.ts"
+
+export const AgentApiTitle = "Scoped Agent API"
+export const AgentApiDescription =
+  "A scoped bearer-token HTTP API for agents and scripts. Every request acts as the account that owns the token and " +
+  "needs the scopes listed for the operation plus the operation's ownership, membership and role checks. Errors " +
+  "answer `{error, code, issues?, required?}` with a stable machine `code`."
+
+export class AgentApi extends HttpApi.make("agent")
+  .add(AuthGroup)
+  .add(TokensGroup)
+  .add(DevicesGroup)
+  .middleware(RequestErrors)
+  // decisions.md: unknown body fields are rejected; all issues are reported at once.
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .prefix("/api/agent")
+  .annotateMerge(OpenApi.annotations({
+    title: AgentApiTitle,
+    version: "1.0.0",
+    description: AgentApiDescription
+  }))
+{}

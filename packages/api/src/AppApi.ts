@@ -1,0 +1,25 @@
+/**
+ * The Person API (`/api/app`): what the phone app and a signed-in person use for
+ * the human-only actions the agent API deliberately lacks.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { PersonDevicesGroup } from "./app/Devices.ts"
+import { MeGroup } from "./app/Me.ts"
+import { PersonTokensGroup } from "./app/Tokens.ts"
+import { RequestErrors } from "./Security.ts"
+
+export class AppApi extends HttpApi.make("app")
+  .add(MeGroup)
+  .add(PersonTokensGroup)
+  .add(PersonDevicesGroup)
+  .middleware(RequestErrors)
+  // decisions.md: unknown body fields are rejected; all issues are reported at once.
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .prefix("/api/app")
+  .annotateMerge(OpenApi.annotations({
+    title: "Herald Person API",
+    version: "1.0.0",
+    description: "What the phone app and a signed-in person use: the human-only actions (creating API tokens, " +
+      "registering devices, answering prompts) that the Scoped Agent API deliberately lacks. Bearer session tokens."
+  }))
+{}

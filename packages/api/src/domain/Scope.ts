@@ -1,0 +1,30 @@
+import { Schema } from "effect"
+
+/** The 22 scopes of the Scope enumeration, in the spec's order. */
+export const Scopes = [
+  "notifications:send",
+  "interactions:create",
+  "interactions:read",
+  "activities:read",
+  "activities:write",
+  "services:read",
+  "services:write",
+  "devices:read",
+  "events:read",
+  "apps:read",
+  "apps:write",
+  "devices:write",
+  "inbox:read",
+  "inbox:write",
+  "billing:read",
+  "tokens:manage",
+  "teams:read",
+  "teams:write",
+  "oncall:read",
+  "oncall:write",
+  "connectors:read",
+  "connectors:write"
+] as const
+
+export const Scope = Schema.Literals(Scopes).annotate({ identifier: "Scope" })
+export type Scope = typeof Scope.Type

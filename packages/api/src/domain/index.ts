@@ -1,0 +1,3 @@
+export * from "./Common.ts"
+export * from "./Identity.ts"
+export * from "./Scope.ts"

@@ -1,0 +1,87 @@
+/**
+ * The error vocabulary of both APIs.
+ *
+ * The spec fixes every error body as `{error, code, issues?, required?}`. Each
+ * class below is a schema-backed yieldable error whose `_tag` is filled on
+ * decode and omitted on encode, so `Effect.catchTag` works on both sides while
+ * the wire carries only the spec's fields. `code` is the literal discriminator
+ * that tells classes sharing a status apart (403 `MISSING_SCOPE` vs `FORBIDDEN`).
+ */
+import { Schema } from "effect"
+import { Scope } from "./domain/Scope.ts"
+
+const body = <const Tag extends string, const Code extends string>(tag: Tag, code: Code) => ({
+  _tag: Schema.tagDefaultOmit(tag),
+  error: Schema.String,
+  code: Schema.tag(code)
+})
+
+/** 400: a body, query, path or header failed validation; `issues` says where. */
+export class ValidationFailed extends Schema.Error<ValidationFailed>("ValidationFailed")({
+  ...body("ValidationFailed", "VALIDATION_FAILED"),
+  issues: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+  )
+}, { httpApiStatus: 400, description: "The request failed validation (`VALIDATION_FAILED`, with `issues`)." }) {}
+
+/** 400: a request that is well-formed but makes no sense (e.g. a tampered cursor). */
+export class BadRequest extends Schema.Error<BadRequest>("BadRequest")({
+  ...body("BadRequest", "BAD_REQUEST")
+}, { httpApiStatus: 400, description: "The request is invalid (`BAD_REQUEST`)." }) {}
+
+/** 401: token missing, malformed, unknown, revoked or expired. */
+export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")({
+  ...body("Unauthorized", "UNAUTHORIZED")
+}, { httpApiStatus: 401, description: "Token missing, malformed, unknown, revoked or expired (`UNAUTHORIZED`)." }) {}
+
+/** 403: the token lacks scopes; `required` lists every missing one. */
+export class MissingScope extends Schema.Error<MissingScope>("MissingScope")({
+  ...body("MissingScope", "MISSING_SCOPE"),
+  required: Schema.Array(Scope)
+}, { httpApiStatus: 403, description: "The token lacks scopes (`MISSING_SCOPE`, `required` lists them)." }) {}
+
+/** 403: the account lacks permission (a role check). */
+export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({
+  ...body("Forbidden", "FORBIDDEN")
+}, { httpApiStatus: 403, description: "The account lacks permission (`FORBIDDEN`)." }) {}
+
+/** 404: not found for this account; also conceals another account's resource. */
+export class NotFound extends Schema.Error<NotFound>("NotFound")({
+  ...body("NotFound", "NOT_FOUND")
+}, { httpApiStatus: 404, description: "Not found for this account (`NOT_FOUND`)." }) {}
+
+/** 409: the request conflicts with the resource's current state. */
+export class Conflict extends Schema.Error<Conflict>("Conflict")({
+  ...body("Conflict", "CONFLICT")
+}, { httpApiStatus: 409, description: "Conflicts with the current state (`CONFLICT`)." }) {}
+
+/** 413: the body is over the route's limit (1 MiB unless stated). */
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
+  ...body("PayloadTooLarge", "PAYLOAD_TOO_LARGE")
+}, { httpApiStatus: 413, description: "The body is over the route's size limit (`PAYLOAD_TOO_LARGE`)." }) {}
+
+/** 415: a body was sent with a content type the route does not take. */
+export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")({
+  ...body("UnsupportedMediaType", "UNSUPPORTED_MEDIA_TYPE")
+}, { httpApiStatus: 415, description: "The body's content type is not accepted (`UNSUPPORTED_MEDIA_TYPE`)." }) {}
+
+/** 429: over a per-token per-minute limit; `Retry-After` and `RateLimit-*` headers say when. */
+export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
+  ...body("RateLimited", "RATE_LIMITED")
+}, { httpApiStatus: 429, description: "Over a per-token rate limit (`RATE_LIMITED`)." }) {}
+
+/** 500: an unexpected failure; the body never carries a stack trace. */
+export class InternalError extends Schema.Error<InternalError>("InternalError")({
+  ...body("InternalError", "INTERNAL_ERROR")
+}, { httpApiStatus: 500, description: "An unexpected failure (`INTERNAL_ERROR`)." }) {}
+
+/** 503: a dependency (the database) is unavailable; retry later. */
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")({
+  ...body("ServiceUnavailable", "SERVICE_UNAVAILABLE")
+}, { httpApiStatus: 503, description: "A dependency is unavailable (`SERVICE_UNAVAILABLE`)." }) {}
+
+/** Errors every authenticated endpoint can answer, declared once on the security middleware. */
+export const AuthErrors = [Unauthorized, MissingScope] as const
+
+/** Errors any endpoint can answer, declared once on the request-guard middleware. */
+export const CommonErrors = [ValidationFailed, PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError, ServiceUnavailable] as const

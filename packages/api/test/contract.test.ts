@@ -1,0 +1,85 @@
+/**
+ * The contract's own rules: every Agent API endpoint declares its scopes (the
+ * bearer middleware reads them), the scopes are the spec's, and the OpenAPI
+ * document shows them in each description and as each security requirement.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { AgentApi, AppApi, RequiredScopes, Scopes } from "@herald/api"
+import { Context } from "effect"
+import { HttpApi, OpenApi } from "effect/http-api"
+
+const endpoints = (api: typeof AgentApi | typeof AppApi) => {
+  const out: Array<{ group: string; name: string; method: string; path: string; annotations: Context.Context<never> }> = []
+  HttpApi.reflect(api as never, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) => {
+      out.push({ group: group.identifier, name: endpoint.identifier, method: endpoint.method, path: endpoint.path, annotations: endpoint.annotations })
+    }
+  })
+  return out
+}
+
+describe("AgentApi", () => {
+  it("every endpoint declares its required scopes, all from the Scope enumeration", () => {
+    const all = endpoints(AgentApi)
+    assert.isAbove(all.length, 0)
+    for (const e of all) {
+      const scopes = Context.getOrUndefined(e.annotations, RequiredScopes)
+      assert.isDefined(scopes, `${e.method} ${e.path} lacks RequiredScopes`)
+      for (const s of scopes!) assert.include(Scopes as ReadonlyArray<string>, s)
+    }
+  })
+
+  it("serves exactly this issue's operations under /api/agent, with the spec's scopes", () => {
+    const table = endpoints(AgentApi).map((e) =>
+      `${e.method} ${e.path.replace(/:(\w+)/g, "{$1}")} ${(Context.getOrUndefined(e.annotations, RequiredScopes) ?? []).join(",")}`
+    ).sort()
+    assert.deepStrictEqual(table, [
+      "DELETE /api/agent/devices/{id} devices:write",
+      "DELETE /api/agent/tokens/{id} tokens:manage",
+      "GET /api/agent/auth/status ",
+      "GET /api/agent/devices devices:read",
+      "GET /api/agent/tokens tokens:manage",
+      "POST /api/agent/auth/revoke "
+    ])
+  })
+
+  it("the OpenAPI document is 3.1, version 1.0.0, titled as the spec, with scopes per operation", () => {
+    const doc = OpenApi.fromApi(AgentApi) as unknown as {
+      openapi: string
+      info: { title: string; version: string; description: string }
+      paths: Record<string, Record<string, { description: string; security: Array<Record<string, Array<string>>> }>>
+      components: { securitySchemes: Record<string, { type: string; scheme: string }> }
+    }
+    assert.strictEqual(doc.openapi, "3.1.0")
+    assert.strictEqual(doc.info.version, "1.0.0")
+    assert.strictEqual(doc.info.title, "Scoped Agent API")
+    assert.include(doc.info.description, "scoped bearer-token HTTP API")
+    assert.strictEqual(doc.components.securitySchemes.agentToken!.type, "http")
+    assert.strictEqual(doc.components.securitySchemes.agentToken!.scheme, "bearer")
+    const list = doc.paths["/api/agent/tokens"]!.get!
+    assert.deepStrictEqual(list.security, [{ agentToken: ["tokens:manage"] }])
+    assert.include(list.description, "Scopes: `tokens:manage`.")
+    const status = doc.paths["/api/agent/auth/status"]!.get!
+    assert.deepStrictEqual(status.security, [{ agentToken: [] }])
+    assert.include(status.description, "Scopes: none")
+  })
+
+  it("every declared error of every operation uses the spec's body", () => {
+    const doc = OpenApi.fromApi(AgentApi) as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }
+    const statuses = new Set<string>()
+    for (const ops of Object.values(doc.paths)) for (const op of Object.values(ops)) for (const s of Object.keys(op.responses)) statuses.add(s)
+    for (const s of ["400", "401", "403", "413", "429", "500"]) assert.isTrue(statuses.has(s), `status ${s} documented`)
+  })
+})
+
+describe("AppApi", () => {
+  it("lives under /api/app and needs a session", () => {
+    const all = endpoints(AppApi)
+    assert.isTrue(all.every((e) => e.path.startsWith("/api/app/")))
+    const doc = OpenApi.fromApi(AppApi) as unknown as { paths: Record<string, Record<string, { security: unknown }>> }
+    assert.deepStrictEqual(doc.paths["/api/app/me"]!.get!.security, [{ sessionToken: [] }])
+  })
+})

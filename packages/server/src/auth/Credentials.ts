@@ -1,0 +1,221 @@
+/**
+ * Authenticates API tokens and session tokens without a database round-trip
+ * on the hot path.
+ *
+ * - A malformed token (wrong prefix, length or checksum) is refused before any
+ *   lookup.
+ * - Valid credentials are cached by hash. Revocation reaches the cache two
+ *   ways: at once for revocations made through this node, and through a poller
+ *   that asks the database every 250 ms for rows revoked since its last look,
+ *   so a revocation made on another node (or by the CLI) takes effect here
+ *   within a second. Expiry is checked in memory on every request.
+ * - `lastUsedAt` is kept in memory and written back by a background flush, at
+ *   most once per credential per minute.
+ */
+import { Unauthorized } from "@herald/api"
+import type { Scope } from "@herald/api"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { IdentityRepo } from "../identity/Repo.ts"
+import type { CredentialRow } from "../identity/Repo.ts"
+import { hashSecret, isWellFormed } from "./Secrets.ts"
+
+export interface Credential {
+  readonly id: string
+  readonly userId: string
+  readonly name: string
+  readonly prefix: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly createdAt: string
+  readonly expiresAt: string | null
+  /** The freshest use this node knows of (in memory), else the stored one. */
+  readonly lastUsedAt: string | null
+}
+
+interface Entry {
+  readonly row: CredentialRow
+  readonly expiresAtMs: number
+  readonly loadedAt: number
+}
+
+interface Usage {
+  lastUsedAt: string
+  lastUsedMs: number
+  writtenMs: number
+}
+
+/** Tunables, exposed for tests. */
+export interface CredentialsOptions {
+  readonly revocationPollInterval: Duration.Input
+  readonly flushInterval: Duration.Input
+  /** Minimum time between two `last_used_at` writes of one credential. */
+  readonly writeEvery: Duration.Input
+  /** Entries are re-read after this long even without a revocation (they are cheap). */
+  readonly entryTtl: Duration.Input
+  readonly maxEntries: number
+}
+
+export const defaultCredentialsOptions: CredentialsOptions = {
+  revocationPollInterval: "250 millis",
+  flushInterval: "10 seconds",
+  writeEvery: "1 minute",
+  entryTtl: "10 minutes",
+  maxEntries: 100_000
+}
+
+const unauthorized = (error: string) => new Unauthorized({ error })
+
+export class Credentials extends Context.Service<Credentials, {
+  readonly authenticateToken: (bearer: string) => Effect.Effect<Credential, Unauthorized>
+  readonly authenticateSession: (bearer: string) => Effect.Effect<Credential, Unauthorized>
+  /** The cached view of a credential this node authenticated. */
+  readonly describe: (id: string) => Option.Option<Credential>
+  /** Drops a credential revoked through this node at once. */
+  readonly evict: (id: string) => void
+  /** Writes pending `lastUsedAt` values now (shutdown, tests). */
+  readonly flush: Effect.Effect<void>
+}>()("herald/Credentials") {
+  static readonly make = (options: CredentialsOptions) => Effect.gen(function*() {
+    const repo = yield* IdentityRepo
+    const sql = yield* SqlClient.SqlClient
+    const entries = new Map<string, Entry>() // by hash
+    const hashById = new Map<string, string>()
+    const usage = new Map<string, Usage & { kind: "token" | "session" }>()
+    const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(options.entryTtl))
+    const writeEveryMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeEvery))
+
+    const evict = (id: string) => {
+      const hash = hashById.get(id)
+      if (hash !== undefined) {
+        entries.delete(hash)
+        hashById.delete(id)
+      }
+    }
+
+    const remember = (hash: string, row: CredentialRow, now: number) => {
+      if (entries.size >= options.maxEntries) {
+        // Maps iterate in insertion order: drop the oldest tenth.
+        let drop = Math.ceil(options.maxEntries / 10)
+        for (const [h, e] of entries) {
+          entries.delete(h)
+          hashById.delete(e.row.id)
+          if (--drop === 0) break
+        }
+      }
+      entries.set(hash, {
+        row,
+        expiresAtMs: row.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(row.expiresAt),
+        loadedAt: now
+      })
+      hashById.set(row.id, hash)
+    }
+
+    const view = (row: CredentialRow): Credential => ({
+      id: row.id,
+      userId: row.userId,
+      name: row.name,
+      prefix: row.prefix,
+      scopes: row.scopes,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      lastUsedAt: usage.get(row.id)?.lastUsedAt ?? row.lastUsedAt
+    })
+
+    const authenticate = (kind: "token" | "session") => {
+      const secretKind = kind === "token" ? "hld" : "hls"
+      const find = kind === "token" ? repo.findTokenByHash : repo.findSessionByHash
+      const what = kind === "token" ? "API token" : "session token"
+      return (bearer: string): Effect.Effect<Credential, Unauthorized> => {
+        if (bearer === "") return Effect.fail(unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`))
+        if (!isWellFormed(bearer, secretKind)) return Effect.fail(unauthorized(`Malformed ${what}.`))
+        const hash = hashSecret(bearer)
+        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const cached = entries.get(hash)
+          const lookup = cached !== undefined && now - cached.loadedAt < ttlMs
+            ? Effect.succeed(cached)
+            : Effect.map(find(hash), Option.match({
+              onNone: () => undefined,
+              onSome: (row) => {
+                if (row.revokedAt !== null) return undefined
+                remember(hash, row, now)
+                return entries.get(hash)
+              }
+            }))
+          return Effect.flatMap(lookup, (entry) => {
+            if (entry === undefined) return Effect.fail(unauthorized(`Unknown or revoked ${what}.`))
+            if (entry.expiresAtMs <= now) return Effect.fail(unauthorized(`Expired ${what}.`))
+            const used = usage.get(entry.row.id)
+            if (used === undefined) {
+              usage.set(entry.row.id, { kind, lastUsedAt: new Date(now).toISOString(), lastUsedMs: now, writtenMs: 0 })
+            } else if (now - used.lastUsedMs >= 1000) {
+              // Second resolution is plenty for "last used" and keeps the hot path allocation-free.
+              used.lastUsedMs = now
+              used.lastUsedAt = new Date(now).toISOString()
+            }
+            return Effect.succeed(view(entry.row))
+          })
+        })
+      }
+    }
+
+    // Revocations made anywhere: ask for rows revoked since the newest one seen.
+    // The window overlaps by five seconds so a revocation whose transaction
+    // committed late is still seen; evicting twice is harmless.
+    const [dbNow] = yield* sql<{ now: string }>`SELECT now() AS now`.pipe(Effect.orDie)
+    let watermark = Date.parse(dbNow!.now)
+    const pollRevocations = Effect.gen(function*() {
+      const since = new Date(watermark - 5000).toISOString()
+      const revoked = yield* repo.revokedSince(since)
+      for (const r of revoked) {
+        evict(r.id)
+        watermark = Math.max(watermark, Date.parse(r.revokedAt))
+      }
+    })
+    yield* pollRevocations.pipe(
+      Effect.catchCause((cause) => Effect.logWarning("revocation poll failed", cause)),
+      Effect.repeat(Schedule.spaced(options.revocationPollInterval)),
+      Effect.forkScoped
+    )
+
+    const flush = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const tokens: Array<{ id: string; lastUsedAt: string }> = []
+      const sessions: Array<{ id: string; lastUsedAt: string }> = []
+      for (const [id, u] of usage) {
+        if (u.lastUsedMs > u.writtenMs && now - u.writtenMs >= writeEveryMs) {
+          ;(u.kind === "token" ? tokens : sessions).push({ id, lastUsedAt: u.lastUsedAt })
+          u.writtenMs = now
+        }
+        // Forget usage that is written and idle, so the map stays bounded.
+        if (u.lastUsedMs <= u.writtenMs && now - u.lastUsedMs > writeEveryMs * 2) usage.delete(id)
+      }
+      yield* repo.touchTokens(tokens)
+      yield* repo.touchSessions(sessions)
+    })
+    yield* flush.pipe(
+      Effect.catchCause((cause) => Effect.logWarning("lastUsedAt flush failed", cause)),
+      Effect.repeat(Schedule.spaced(options.flushInterval)),
+      Effect.forkScoped
+    )
+    // Written on shutdown too, so a restart loses no use older than a minute.
+    yield* Effect.addFinalizer(() => flush.pipe(Effect.ignore))
+
+    return Credentials.of({
+      authenticateToken: authenticate("token"),
+      authenticateSession: authenticate("session"),
+      describe: (id) => {
+        const hash = hashById.get(id)
+        const entry = hash === undefined ? undefined : entries.get(hash)
+        return entry === undefined ? Option.none() : Option.some(view(entry.row))
+      },
+      evict,
+      flush: Effect.suspend(() => {
+        for (const u of usage.values()) u.writtenMs = 0
+        return flush
+      })
+    })
+  })
+
+  static readonly layerWith = (options: CredentialsOptions) => Layer.effect(Credentials, Credentials.make(options))
+  static readonly layer = Credentials.layerWith(defaultCredentialsOptions)
+}

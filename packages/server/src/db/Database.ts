@@ -1,0 +1,69 @@
+/**
+ * The SQL client: PostgreSQL when `DATABASE_URL` is set, otherwise the embedded
+ * PGlite served on its socket. Both go through `@effect/sql-pg`, so every query
+ * runs the same code in production, in tests and on a laptop.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { isServing, serveEmbedded, socketPath } from "./Embedded.ts"
+import { makeTypes } from "./Timestamps.ts"
+
+/** Which database the process uses, for the start-up log line and /readyz. */
+export interface DatabaseTarget {
+  readonly kind: "postgres" | "embedded"
+  readonly description: string
+}
+
+const clientOptions = {
+  // snake_case columns become camelCase fields in results, and back in queries.
+  transformResultNames: (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+  transformQueryNames: (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+  applicationName: "herald",
+  types: makeTypes()
+} as const
+
+/** A pool on PostgreSQL. */
+export const postgresLayer = (url: Redacted.Redacted<string>, poolSize: number) =>
+  PgClient.layer({ ...clientOptions, url, maxConnections: poolSize, minConnections: 0 })
+
+/** One connection to the embedded database's socket. */
+export const embeddedClientLayer = (socket: string) =>
+  PgClient.layer({ ...clientOptions, path: socket, database: "postgres", username: "postgres", maxConnections: 1, prepare: false })
+
+/**
+ * The server's database: PostgreSQL, or the embedded database opened and
+ * served by this process.
+ */
+export const serverDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) {
+    return postgresLayer(config.databaseUrl.value, config.poolSize)
+  }
+  const socket = yield* serveEmbedded(config.dataDir)
+  return embeddedClientLayer(socket)
+}))
+
+/**
+ * The CLI's database: PostgreSQL; or a running server's embedded database
+ * through its socket; or, with no server running, the data directory opened
+ * by the CLI itself.
+ */
+export const cliDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) {
+    return postgresLayer(config.databaseUrl.value, 1)
+  }
+  const socket = socketPath(config.dataDir)
+  if (yield* isServing(socket)) return embeddedClientLayer(socket)
+  return embeddedClientLayer(yield* serveEmbedded(config.dataDir))
+}))
+
+export const describeTarget = (config: { readonly databaseUrl: Option.Option<Redacted.Redacted<string>>; readonly dataDir: string }): DatabaseTarget =>
+  Option.match(config.databaseUrl, {
+    onNone: () => ({ kind: "embedded", description: `embedded PGlite in ${config.dataDir}` }),
+    onSome: (url) => {
+      const u = new URL(Redacted.value(url))
+      return { kind: "postgres", description: `PostgreSQL ${u.hostname}:${u.port || "5432"}${u.pathname}` }
+    }
+  })

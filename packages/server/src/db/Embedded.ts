@@ -1,0 +1,77 @@
+/**
+ * The embedded database: PGlite in a data directory, served on a Unix socket
+ * inside that directory so that `@effect/sql-pg` reaches it exactly as it
+ * reaches PostgreSQL, and so that the CLI can reach a running server's
+ * database. PGlite is one backend session: every client of the socket shares
+ * it, which is why the embedded pool has one connection.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { Data, Effect } from "effect"
+import type { Scope } from "effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+
+export class EmbeddedDatabaseError extends Data.TaggedError("EmbeddedDatabaseError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** Where the embedded server listens for a data directory. */
+export const socketPath = (dataDir: string) => path.join(path.resolve(dataDir), ".s.PGSQL.5432")
+
+/** True when a live process answers on the data directory's socket. */
+export const isServing = (socket: string): Effect.Effect<boolean> =>
+  Effect.callback<boolean>((resume) => {
+    const conn = net.connect({ path: socket })
+    conn.once("connect", () => {
+      conn.destroy()
+      resume(Effect.succeed(true))
+    })
+    conn.once("error", () => resume(Effect.succeed(false)))
+    return Effect.sync(() => conn.destroy())
+  })
+
+/**
+ * Opens the data directory and serves it on its socket for the lifetime of the
+ * scope. Fails when another process already serves it: two PGlite instances on
+ * one directory would corrupt it.
+ */
+export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDatabaseError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const dir = path.resolve(dataDir)
+    const socket = socketPath(dir)
+    if (yield* isServing(socket)) {
+      return yield* new EmbeddedDatabaseError({
+        message: `another Herald process is serving the embedded database in ${dir}`
+      })
+    }
+    yield* Effect.try({
+      try: () => {
+        fs.mkdirSync(dir, { recursive: true })
+        // A socket file left by a crashed process: nothing answers on it.
+        fs.rmSync(socket, { force: true })
+      },
+      catch: (cause) => new EmbeddedDatabaseError({ message: `cannot prepare ${dir}`, cause })
+    })
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => PGlite.create(path.join(dir, "pgdata")),
+        catch: (cause) => new EmbeddedDatabaseError({ message: `cannot open the embedded database in ${dir}`, cause })
+      }),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const server = new PGLiteSocketServer({ db, path: socket })
+          await server.start()
+          return server
+        },
+        catch: (cause) => new EmbeddedDatabaseError({ message: `cannot serve the embedded database on ${socket}`, cause })
+      }),
+      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+    )
+    return socket
+  })

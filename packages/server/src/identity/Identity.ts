@@ -1,0 +1,184 @@
+/**
+ * The identity capability's rules: people and their sessions, API tokens,
+ * devices. No HTTP here; handlers in http.ts and appHttp.ts call these.
+ */
+import {
+  ApiToken,
+  Conflict,
+  Device,
+  NotFound,
+  Person,
+  SessionCreated,
+  TokenCreated,
+  TokenStatus,
+  ValidationFailed
+} from "@herald/api"
+import type { CreateTokenRequest, RegisterDeviceRequest, Scope } from "@herald/api"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Credentials } from "../auth/Credentials.ts"
+import { displayPrefix, generateSecret, hashSecret } from "../auth/Secrets.ts"
+import { makeId } from "../lib/Ids.ts"
+import { IdentityRepo, isUniqueViolation } from "./Repo.ts"
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+const notFound = (what: string) => new NotFound({ error: `${what} not found.` })
+
+export class Identity extends Context.Service<Identity, {
+  readonly createUser: (input: { email: string; name: string }) => Effect.Effect<Person, ValidationFailed | Conflict>
+  readonly createSession: (user: string) => Effect.Effect<SessionCreated, NotFound>
+  readonly me: (userId: string) => Effect.Effect<Person, NotFound>
+  readonly tokenStatus: (tokenId: string) => Effect.Effect<TokenStatus, NotFound>
+  readonly createToken: (userId: string, input: CreateTokenRequest) => Effect.Effect<TokenCreated, ValidationFailed>
+  readonly listTokens: (userId: string) => Effect.Effect<ReadonlyArray<ApiToken>>
+  readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<void, NotFound>
+  readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
+  readonly removeDevice: (userId: string, deviceId: string) => Effect.Effect<void, NotFound>
+  readonly registerDevice: (userId: string, input: RegisterDeviceRequest) => Effect.Effect<Device>
+  readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Device, NotFound>
+  readonly findDevice: (userId: string, deviceId: string) => Effect.Effect<Device, NotFound>
+}>()("herald/Identity") {
+  static readonly layerNoDeps = Layer.effect(Identity, Effect.gen(function*() {
+    const repo = yield* IdentityRepo
+    const credentials = yield* Credentials
+
+    const createUser = Effect.fn("Identity.createUser")(function*(input: { email: string; name: string }) {
+      const email = input.email.trim()
+      const name = input.name.trim()
+      const issues = [
+        ...(EMAIL.test(email) && email.length <= 254 ? [] : [{ path: "email", message: "Expected an email address" }]),
+        ...(name.length > 0 && name.length <= 100 ? [] : [{ path: "name", message: "Expected 1 to 100 characters" }])
+      ]
+      if (issues.length > 0) return yield* new ValidationFailed({ error: "Invalid person.", issues })
+      const id = yield* makeId("usr")
+      return yield* repo.insertUser({ id, email, name }).pipe(
+        Effect.catchTag("SqlError", (e) =>
+          isUniqueViolation(e) ? Effect.fail(new Conflict({ error: `A person with email ${email} exists.` })) : Effect.die(e))
+      )
+    })
+
+    const createSession = Effect.fn("Identity.createSession")(function*(user: string) {
+      const person = yield* Effect.flatMap(repo.findUser(user.trim()), Option.match({
+        onNone: () => Effect.fail(notFound(`Person ${user}`)),
+        onSome: Effect.succeed
+      }))
+      const token = generateSecret("hls")
+      yield* repo.insertSession({ id: yield* makeId("ses"), userId: person.id, tokenHash: hashSecret(token) })
+      return new SessionCreated({ token, userId: person.id })
+    })
+
+    const me = Effect.fn("Identity.me")(function*(userId: string) {
+      return yield* Effect.flatMap(repo.findUser(userId), Option.match({
+        onNone: () => Effect.fail(notFound("Person")),
+        onSome: Effect.succeed
+      }))
+    })
+
+    const tokenStatus = Effect.fn("Identity.tokenStatus")(function*(tokenId: string) {
+      // The token just authenticated this request, so it is in the cache.
+      const token = yield* Option.match(credentials.describe(tokenId), {
+        onNone: () => Effect.fail(notFound("Token")),
+        onSome: Effect.succeed
+      })
+      return new TokenStatus({
+        authenticated: true,
+        userId: token.userId,
+        token: {
+          id: token.id,
+          name: token.name,
+          prefix: token.prefix,
+          scopes: token.scopes,
+          createdAt: token.createdAt,
+          lastUsedAt: token.lastUsedAt,
+          expiresAt: token.expiresAt
+        }
+      })
+    })
+
+    const createToken = Effect.fn("Identity.createToken")(function*(userId: string, input: CreateTokenRequest) {
+      const now = yield* Clock.currentTimeMillis
+      const expiresAt = input.expiresAt ?? null
+      if (expiresAt !== null && Date.parse(expiresAt) <= now) {
+        return yield* new ValidationFailed({
+          error: "Invalid token.",
+          issues: [{ path: "expiresAt", message: "Expected a time in the future" }]
+        })
+      }
+      const name = input.name.trim()
+      if (name.length === 0) {
+        return yield* new ValidationFailed({ error: "Invalid token.", issues: [{ path: "name", message: "Expected a non-empty name" }] })
+      }
+      const secret = generateSecret("hld")
+      const scopes = [...new Set<Scope>(input.scopes)]
+      const token = yield* repo.insertToken({
+        id: yield* makeId("tok"),
+        userId,
+        name,
+        prefix: displayPrefix(secret),
+        tokenHash: hashSecret(secret),
+        scopes,
+        expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString()
+      })
+      return new TokenCreated({ token, secret })
+    })
+
+    const revokeToken = Effect.fn("Identity.revokeToken")(function*(userId: string, tokenId: string) {
+      const revoked = yield* repo.revokeToken(userId, tokenId)
+      if (Option.isNone(revoked)) return yield* notFound("Token")
+      credentials.evict(tokenId)
+    })
+
+    const findDevice = Effect.fn("Identity.findDevice")(function*(userId: string, deviceId: string) {
+      return yield* Effect.flatMap(repo.findDevice(userId, deviceId), Option.match({
+        onNone: () => Effect.fail(notFound("Device")),
+        onSome: Effect.succeed
+      }))
+    })
+
+    const removeDevice = Effect.fn("Identity.removeDevice")(function*(userId: string, deviceId: string) {
+      if (!(yield* repo.deleteDevice(userId, deviceId))) return yield* notFound("Device")
+    })
+
+    const registerDevice = Effect.fn("Identity.registerDevice")(function*(userId: string, input: RegisterDeviceRequest) {
+      return yield* repo.upsertDevice({
+        id: yield* makeId("dev"),
+        userId,
+        platform: input.platform,
+        deviceName: input.deviceName ?? null,
+        pushToken: input.pushToken,
+        liveActivitiesCapable: input.liveActivitiesCapable ?? false,
+        interactiveLiveActivitiesCapable: input.interactiveLiveActivitiesCapable ?? false,
+        liveActivityTokenEnvironment: input.liveActivityTokenEnvironment ?? null
+      })
+    })
+
+    const setPushToStartToken = Effect.fn("Identity.setPushToStartToken")(
+      function*(userId: string, deviceId: string, token: string) {
+        return yield* Effect.flatMap(repo.setPushToStartToken(userId, deviceId, token), Option.match({
+          onNone: () => Effect.fail(notFound("Device")),
+          onSome: Effect.succeed
+        }))
+      }
+    )
+
+    return Identity.of({
+      createUser,
+      createSession,
+      me,
+      tokenStatus,
+      createToken,
+      listTokens: repo.listTokens,
+      revokeToken,
+      listDevices: repo.listDevices,
+      removeDevice,
+      registerDevice,
+      setPushToStartToken,
+      findDevice
+    })
+  }))
+
+  static readonly layer = Identity.layerNoDeps.pipe(
+    Layer.provideMerge(Credentials.layer),
+    Layer.provideMerge(IdentityRepo.layer)
+  )
+}

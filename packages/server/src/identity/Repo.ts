@@ -1,0 +1,248 @@
+/**
+ * SQL of the identity capability: people, sessions, API tokens, devices. Every
+ * query that touches an account's resource is scoped by `user_id` in SQL.
+ * Rows decode straight into the contract's records (timestamps arrive as ISO
+ * strings, see db/Timestamps.ts); database failures are defects here and
+ * become a 500 at the edge, except the unique violations callers turn into 409.
+ */
+import { ApiToken, Device, Person, Scope } from "@herald/api"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { SqlError } from "effect/sql"
+
+/** What authentication needs of an API token or a session, found by hash. */
+export const CredentialRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  name: Schema.String,
+  prefix: Schema.String,
+  scopes: Schema.Array(Scope),
+  createdAt: Schema.String,
+  expiresAt: Schema.NullOr(Schema.String),
+  lastUsedAt: Schema.NullOr(Schema.String),
+  revokedAt: Schema.NullOr(Schema.String)
+})
+export type CredentialRow = typeof CredentialRow.Type
+
+const Revoked = Schema.Struct({ id: Schema.String, revokedAt: Schema.String })
+const RevokedToken = Schema.Struct({ id: Schema.String, kind: Schema.Literals(["token", "oauth"]) })
+
+export interface NewToken {
+  readonly id: string
+  readonly userId: string
+  readonly name: string
+  readonly prefix: string
+  readonly tokenHash: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly expiresAt: string | null
+}
+
+export interface NewDevice {
+  readonly id: string
+  readonly userId: string
+  readonly platform: "ios" | "android"
+  readonly deviceName: string | null
+  readonly pushToken: string
+  readonly liveActivitiesCapable: boolean
+  readonly interactiveLiveActivitiesCapable: boolean
+  readonly liveActivityTokenEnvironment: "sandbox" | "production" | null
+}
+
+/** True when the failure is a unique violation (an email or a push token already taken). */
+export const isUniqueViolation = (error: SqlError.SqlError) => error.reason._tag === "UniqueViolation"
+
+const tokenColumns = (sql: SqlClient.SqlClient) => sql`
+  t.id, t.name, t.prefix, t.scopes, t.kind, t.created_at, t.expires_at, t.last_used_at, t.revoked_at,
+  CASE WHEN c.id IS NULL THEN NULL ELSE json_build_object('clientId', c.id, 'name', c.name) END AS oauth_client`
+
+const deviceColumns = (sql: SqlClient.SqlClient) => sql`
+  id, platform, device_name, active, live_activities_capable, live_activity_token_environment,
+  live_activity_token_updated_at, interactive_live_activities_capable, created_at, last_seen_at`
+
+export class IdentityRepo extends Context.Service<IdentityRepo, {
+  readonly insertUser: (user: { id: string; email: string; name: string }) => Effect.Effect<Person, SqlError.SqlError>
+  readonly findUser: (emailOrId: string) => Effect.Effect<Option.Option<Person>>
+  readonly insertSession: (session: { id: string; userId: string; tokenHash: string }) => Effect.Effect<void>
+  readonly findSessionByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
+  readonly findTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
+  readonly insertToken: (token: NewToken) => Effect.Effect<ApiToken>
+  readonly listTokens: (userId: string) => Effect.Effect<ReadonlyArray<ApiToken>>
+  /** Revokes the account's token (and an oauth token's refresh grants); none when not the account's. */
+  readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<Option.Option<{ id: string; kind: "token" | "oauth" }>>
+  readonly revokeSession: (sessionId: string) => Effect.Effect<void>
+  /** Tokens and sessions revoked after `since`, for cache eviction on every node. */
+  readonly revokedSince: (since: string) => Effect.Effect<ReadonlyArray<{ id: string; revokedAt: string }>>
+  readonly touchTokens: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
+  readonly touchSessions: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
+  readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
+  readonly findDevice: (userId: string, deviceId: string) => Effect.Effect<Option.Option<Device>>
+  readonly upsertDevice: (device: NewDevice) => Effect.Effect<Device>
+  readonly deleteDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
+  readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Option.Option<Device>>
+}>()("herald/IdentityRepo") {
+  static readonly layer = Layer.effect(IdentityRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insertUser = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, email: Schema.String, name: Schema.String }),
+      Result: Person,
+      execute: (u) => sql`INSERT INTO users ${sql.insert(u)} RETURNING id, email, name`
+    })
+
+    const findUser = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: Person,
+      execute: (key) => sql`SELECT id, email, name FROM users WHERE id = ${key} OR lower(email) = lower(${key}) LIMIT 1`
+    })
+
+    const credentialByHash = (table: "api_tokens" | "sessions") =>
+      SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: CredentialRow,
+        execute: (hash) =>
+          table === "api_tokens"
+            ? sql`SELECT id, user_id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+                  FROM api_tokens WHERE token_hash = ${hash}`
+            : sql`SELECT id, user_id, 'session' AS name, 'hls_' AS prefix, ARRAY[]::text[] AS scopes, created_at,
+                         expires_at, last_used_at, revoked_at
+                  FROM sessions WHERE token_hash = ${hash}`
+      })
+
+    const insertToken = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        userId: Schema.String,
+        name: Schema.String,
+        prefix: Schema.String,
+        tokenHash: Schema.String,
+        scopes: Schema.Array(Schema.String),
+        expiresAt: Schema.NullOr(Schema.String)
+      }),
+      Result: ApiToken,
+      execute: (t) =>
+        sql`WITH t AS (
+              INSERT INTO api_tokens (id, user_id, name, prefix, token_hash, scopes, expires_at)
+              VALUES (${t.id}, ${t.userId}, ${t.name}, ${t.prefix}, ${t.tokenHash}, ${t.scopes}::text[], ${t.expiresAt}::timestamptz)
+              RETURNING *
+            )
+            SELECT ${tokenColumns(sql)} FROM t LEFT JOIN oauth_clients c ON c.id = t.oauth_client_id`
+    })
+
+    const listTokens = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ApiToken,
+      execute: (userId) =>
+        sql`SELECT ${tokenColumns(sql)} FROM api_tokens t LEFT JOIN oauth_clients c ON c.id = t.oauth_client_id
+            WHERE t.user_id = ${userId} ORDER BY t.created_at DESC, t.id DESC`
+    })
+
+    const revokeToken = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, tokenId: Schema.String }),
+      Result: RevokedToken,
+      execute: ({ tokenId, userId }) =>
+        sql`WITH t AS (
+              UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+              WHERE id = ${tokenId} AND user_id = ${userId}
+              RETURNING id, kind
+            ), g AS (
+              UPDATE oauth_refresh_grants SET revoked_at = now()
+              WHERE token_id IN (SELECT id FROM t) AND revoked_at IS NULL
+            )
+            SELECT id, kind FROM t`
+    })
+
+    const revokedSince = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Revoked,
+      execute: (since) =>
+        sql`SELECT id, revoked_at FROM api_tokens WHERE revoked_at > ${since}::timestamptz
+            UNION ALL
+            SELECT id, revoked_at FROM sessions WHERE revoked_at > ${since}::timestamptz`
+    })
+
+    const touch = (table: "api_tokens" | "sessions") =>
+    (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) =>
+      uses.length === 0 ? Effect.void : sql`
+        UPDATE ${sql(table)} AS x SET last_used_at = u.last_used_at
+        FROM unnest(${uses.map((u) => u.id)}::text[], ${uses.map((u) => u.lastUsedAt)}::timestamptz[])
+          AS u(id, last_used_at)
+        WHERE x.id = u.id AND (x.last_used_at IS NULL OR x.last_used_at < u.last_used_at)`.pipe(Effect.asVoid, Effect.orDie)
+
+    const listDevices = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Device,
+      execute: (userId) =>
+        sql`SELECT ${deviceColumns(sql)} FROM devices WHERE user_id = ${userId} ORDER BY created_at DESC, id DESC`
+    })
+
+    const findDevice = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String }),
+      Result: Device,
+      execute: ({ deviceId, userId }) =>
+        sql`SELECT ${deviceColumns(sql)} FROM devices WHERE id = ${deviceId} AND user_id = ${userId}`
+    })
+
+    // A push token names one app install: registering it again updates that row,
+    // reactivates it and hands it to the registering person.
+    const upsertDevice = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        userId: Schema.String,
+        platform: Schema.String,
+        deviceName: Schema.NullOr(Schema.String),
+        pushToken: Schema.String,
+        liveActivitiesCapable: Schema.Boolean,
+        interactiveLiveActivitiesCapable: Schema.Boolean,
+        liveActivityTokenEnvironment: Schema.NullOr(Schema.String)
+      }),
+      Result: Device,
+      execute: (d) =>
+        sql`INSERT INTO devices ${sql.insert(d)}
+            ON CONFLICT (platform, push_token) DO UPDATE SET
+              user_id = excluded.user_id,
+              device_name = excluded.device_name,
+              live_activities_capable = excluded.live_activities_capable,
+              interactive_live_activities_capable = excluded.interactive_live_activities_capable,
+              live_activity_token_environment = excluded.live_activity_token_environment,
+              active = true,
+              updated_at = now(),
+              last_seen_at = now()
+            RETURNING ${deviceColumns(sql)}`
+    })
+
+    const setPushToStartToken = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String, token: Schema.String }),
+      Result: Device,
+      execute: ({ deviceId, token, userId }) =>
+        sql`UPDATE devices SET push_to_start_token = ${token}, live_activity_token_updated_at = now(),
+                               updated_at = now(), last_seen_at = now()
+            WHERE id = ${deviceId} AND user_id = ${userId}
+            RETURNING ${deviceColumns(sql)}`
+    })
+
+    return IdentityRepo.of({
+      insertUser: (u) => insertUser(u).pipe(Effect.catchTag(["SchemaError", "NoSuchElementError"], Effect.die)),
+      findUser: (key) => findUser(key).pipe(Effect.orDie),
+      insertSession: (s) => sql`INSERT INTO sessions ${sql.insert(s)}`.pipe(Effect.asVoid, Effect.orDie),
+      findSessionByHash: (hash) => credentialByHash("sessions")(hash).pipe(Effect.orDie),
+      findTokenByHash: (hash) => credentialByHash("api_tokens")(hash).pipe(Effect.orDie),
+      insertToken: (t) => insertToken(t).pipe(Effect.orDie),
+      listTokens: (userId) => listTokens(userId).pipe(Effect.orDie),
+      revokeToken: (userId, tokenId) => revokeToken({ userId, tokenId }).pipe(Effect.orDie),
+      revokeSession: (id) =>
+        sql`UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
+      revokedSince: (since) => revokedSince(since).pipe(Effect.orDie),
+      touchTokens: touch("api_tokens"),
+      touchSessions: touch("sessions"),
+      listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
+      findDevice: (userId, deviceId) => findDevice({ userId, deviceId }).pipe(Effect.orDie),
+      upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
+      deleteDevice: (userId, deviceId) =>
+        sql`DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      setPushToStartToken: (userId, deviceId, token) => setPushToStartToken({ userId, deviceId, token }).pipe(Effect.orDie)
+    })
+  }))
+}

@@ -1,0 +1,50 @@
+/** Person API handlers of the identity capability. */
+import { ApiTokenList, AppApi, CurrentPerson, DeviceList, SandboxDeliveries } from "@herald/api"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { SandboxRepo } from "../push/SandboxRepo.ts"
+import { Identity } from "./Identity.ts"
+
+const ok = { ok: true } as const
+
+export const MeHandlers = HttpApiBuilder.group(AppApi, "me", Effect.fn(function*(handlers) {
+  const identity = yield* Identity
+  return handlers.handle("get", () =>
+    Effect.flatMap(CurrentPerson, (person) => identity.me(person.userId)).pipe(Effect.orDie))
+}))
+
+export const PersonTokensHandlers = HttpApiBuilder.group(AppApi, "tokens", Effect.fn(function*(handlers) {
+  const identity = yield* Identity
+  return handlers
+    .handle("create", ({ payload }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.createToken(person.userId, payload)))
+    .handle("list", () =>
+      Effect.flatMap(CurrentPerson, (person) => identity.listTokens(person.userId)).pipe(
+        Effect.map((items) => new ApiTokenList({ items }))
+      ))
+    .handle("revoke", ({ params }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.revokeToken(person.userId, params.id)).pipe(Effect.as(ok)))
+}))
+
+export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Effect.fn(function*(handlers) {
+  const identity = yield* Identity
+  const sandbox = yield* SandboxRepo
+  return handlers
+    .handle("register", ({ payload }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.registerDevice(person.userId, payload)))
+    .handle("list", () =>
+      Effect.flatMap(CurrentPerson, (person) => identity.listDevices(person.userId)).pipe(
+        Effect.map((items) => new DeviceList({ items }))
+      ))
+    .handle("remove", ({ params }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.removeDevice(person.userId, params.id)).pipe(Effect.as(ok)))
+    .handle("pushToStartToken", ({ params, payload }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.setPushToStartToken(person.userId, params.id, payload.token)))
+    .handle("deliveries", ({ params }) =>
+      Effect.gen(function*() {
+        const person = yield* CurrentPerson
+        yield* identity.findDevice(person.userId, params.id)
+        const items = yield* sandbox.listForDevice(params.id)
+        return new SandboxDeliveries({ items })
+      }))
+}))

@@ -1,0 +1,39 @@
+/**
+ * Opaque ids: a type prefix and a time-sortable body (48-bit millisecond time
+ * then 80 random bits, Crockford base32, 26 chars), so ids sort by creation
+ * and never collide across processes.
+ */
+import { Clock, Effect } from "effect"
+import { randomBytes } from "node:crypto"
+
+const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+export type IdPrefix =
+  | "usr" | "tok" | "ses" | "dev" | "svc" | "whk" | "whd" | "evt" | "anot" | "int" | "act" | "app"
+  | "team" | "inv" | "grp" | "ocg" | "ovr" | "page" | "conn" | "pkg" | "aud" | "ocl" | "org" | "sbx"
+
+/** The id body for a given time and 10 random bytes. */
+export const encodeIdBody = (millis: number, random: Uint8Array): string => {
+  let out = ""
+  let time = millis
+  for (let i = 0; i < 10; i++) {
+    out = alphabet[time % 32]! + out
+    time = Math.floor(time / 32)
+  }
+  // 80 random bits = 16 base32 characters, 5 bits at a time.
+  let bits = 0
+  let value = 0
+  for (const byte of random) {
+    value = (value << 8) | byte
+    bits += 8
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31]
+      bits -= 5
+    }
+    value &= (1 << bits) - 1
+  }
+  return out
+}
+
+export const makeId = (prefix: IdPrefix): Effect.Effect<string> =>
+  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${encodeIdBody(now, randomBytes(10))}`)

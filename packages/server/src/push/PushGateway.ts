@@ -1,0 +1,183 @@
+/**
+ * The one door to people's phones. `send` routes a push to the provider of the
+ * device's platform (iOS → APNs, Android → FCM, or the sandbox provider when
+ * that platform has no credentials), records metrics, and when the provider
+ * says the device token is dead marks the device inactive. `sendWithRetry`
+ * retries transient failures with capped exponential backoff and jitter,
+ * waiting at least as long as the provider's `Retry-After`.
+ */
+import { Context, Duration, Effect, Layer, Metric, Option, Random } from "effect"
+import type { Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { PushConfig } from "../config/PushConfig.ts"
+import type { PushConfigShape } from "../config/PushConfig.ts"
+import { makeApnsProvider } from "./ApnsProvider.ts"
+import { makeFcmProvider } from "./FcmProvider.ts"
+import type { FcmProviderOptions } from "./FcmProvider.ts"
+import { outcomeLabel } from "./PushMessage.ts"
+import type { Provider, PushMessage, PushOutcome, PushTarget } from "./PushMessage.ts"
+import { makeSandboxProvider } from "./SandboxProvider.ts"
+import { SandboxRepo } from "./SandboxRepo.ts"
+
+export interface PushGatewayShape {
+  /** The providers in use, described: e.g. `["apns (api.push.apple.com)", "sandbox (android)"]`. */
+  readonly providers: ReadonlyArray<string>
+  /** One attempt. Never fails: transport failures are `Retry` outcomes. */
+  readonly send: (target: PushTarget, message: PushMessage) => Effect.Effect<PushOutcome>
+  /** Up to `maxAttempts` (default 5) attempts while the outcome is `Retry`; answers the last outcome. */
+  readonly sendWithRetry: (
+    target: PushTarget,
+    message: PushMessage,
+    options?: { readonly maxAttempts?: number }
+  ) => Effect.Effect<PushOutcome>
+}
+
+/** Which provider serves each platform. */
+export interface PushRoutes {
+  readonly ios: Provider
+  readonly android: Provider
+}
+
+export const retryPolicy = {
+  base: Duration.millis(200),
+  factor: 2,
+  cap: Duration.seconds(30),
+  jitter: 0.2,
+  maxAttempts: 5
+} as const
+
+/**
+ * The wait after failed attempt number `attempt` (1 = the first attempt):
+ * `min(cap, base · factor^(attempt−1))`, scaled by a jitter factor in
+ * [1 − jitter, 1 + jitter) drawn from `random` ∈ [0, 1), and never shorter
+ * than the provider's `Retry-After`.
+ */
+export const backoffDelay = (
+  attempt: number,
+  retryAfter: Option.Option<Duration.Duration>,
+  random: number
+): Duration.Duration => {
+  const exponent = Math.max(0, Math.floor(attempt) - 1)
+  const baseMillis = Math.min(
+    Duration.toMillis(retryPolicy.cap),
+    Duration.toMillis(retryPolicy.base) * retryPolicy.factor ** exponent
+  )
+  const r = Math.min(Math.max(random, 0), 1)
+  const jittered = Duration.millis(Math.round(baseMillis * (1 - retryPolicy.jitter + 2 * retryPolicy.jitter * r)))
+  return Option.match(retryAfter, {
+    onNone: () => jittered,
+    onSome: (floor) => Duration.max(jittered, floor)
+  })
+}
+
+export const sendsTotal = Metric.counter("herald_push_sends_total", {
+  description: "Push attempts by provider and outcome (accepted, rejected, retry).",
+  incremental: true
+})
+
+export const sendDuration = Metric.histogram("herald_push_send_duration_seconds", {
+  description: "Duration of one push attempt, by provider.",
+  boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+})
+
+/** `apns (api.push.apple.com), fcm (project p)`; a provider serving both platforms appears once. */
+export const describeRoutes = (routes: PushRoutes): ReadonlyArray<string> => {
+  const providers = routes.ios === routes.android ? [routes.ios] : [routes.ios, routes.android]
+  return providers.map((p) => `${p.name} (${p.description})`)
+}
+
+/**
+ * Whether a dead-token answer means the device itself is gone. An iOS live
+ * activity push goes to the activity's own token (update or push-to-start):
+ * that token dying ends the activity, not the device. Android pushes always use
+ * the device's registration token.
+ */
+const deadTokenIsDevice = (target: PushTarget, message: PushMessage) =>
+  target.platform === "android" || message.pushType !== "liveactivity"
+
+export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewayShape, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // The token condition spares a device re-registered with a new token meanwhile.
+    const markInactive = (target: PushTarget) =>
+      sql`UPDATE devices SET active = false, updated_at = now()
+          WHERE id = ${target.deviceId} AND push_token = ${target.token} AND active`.pipe(
+        Effect.asVoid,
+        Effect.catch((error) => Effect.logWarning(`could not mark device ${target.deviceId} inactive`, error)),
+        Effect.withSpan("PushGateway.markInactive")
+      )
+
+    const send = Effect.fn("PushGateway.send")(function*(target: PushTarget, message: PushMessage) {
+      const provider = target.platform === "ios" ? routes.ios : routes.android
+      yield* Effect.annotateCurrentSpan({ provider: provider.name, deviceId: target.deviceId, pushType: message.pushType })
+      const [elapsed, outcome] = yield* Effect.timed(provider.send(target, message))
+      yield* Metric.update(Metric.withAttributes(sendDuration, { provider: provider.name }), Duration.toMillis(elapsed) / 1000)
+      yield* Metric.update(Metric.withAttributes(sendsTotal, { provider: provider.name, outcome: outcomeLabel(outcome) }), 1)
+      if (outcome._tag === "Rejected") {
+        yield* Effect.logInfo(`push to device ${target.deviceId} rejected by ${provider.name}: ${outcome.reason}`)
+        if (outcome.tokenInvalid && deadTokenIsDevice(target, message)) yield* markInactive(target)
+      } else if (outcome._tag === "Retry") {
+        yield* Effect.logDebug(`push to device ${target.deviceId} failed for now at ${provider.name}: ${outcome.reason}`)
+      }
+      return outcome
+    })
+
+    const sendWithRetry = Effect.fn("PushGateway.sendWithRetry")(function*(
+      target: PushTarget,
+      message: PushMessage,
+      options?: { readonly maxAttempts?: number }
+    ) {
+      const maxAttempts = Math.max(1, Math.floor(options?.maxAttempts ?? retryPolicy.maxAttempts))
+      let attempt = 1
+      while (true) {
+        const outcome = yield* send(target, message)
+        if (outcome._tag !== "Retry" || attempt >= maxAttempts) return outcome
+        yield* Effect.sleep(backoffDelay(attempt, outcome.retryAfter, yield* Random.next))
+        attempt++
+      }
+    })
+
+    return { providers: describeRoutes(routes), send, sendWithRetry }
+  })
+
+/**
+ * The providers the configuration calls for: APNs and FCM where their
+ * credentials are set, the sandbox for the rest. Clients close with the scope.
+ */
+export const providersFromConfig = (
+  config: PushConfigShape,
+  options?: { readonly fcm?: FcmProviderOptions }
+): Effect.Effect<PushRoutes, never, Scope.Scope | SandboxRepo> =>
+  Effect.gen(function*() {
+    const apns = Option.isSome(config.apns) ? yield* makeApnsProvider(config.apns.value, config.timeout) : undefined
+    const fcm = Option.isSome(config.fcm) ? yield* makeFcmProvider(config.fcm.value, config.timeout, options?.fcm) : undefined
+    if (apns !== undefined && fcm !== undefined) return { ios: apns, android: fcm }
+    const sandbox = yield* makeSandboxProvider([
+      ...(apns === undefined ? ["ios" as const] : []),
+      ...(fcm === undefined ? ["android" as const] : [])
+    ])
+    return { ios: apns ?? sandbox, android: fcm ?? sandbox }
+  })
+
+const fromConfig = (options?: { readonly fcm?: FcmProviderOptions }) =>
+  Effect.gen(function*() {
+    const config = yield* PushConfig
+    const routes = yield* providersFromConfig(config, options)
+    const gateway = yield* makePushGateway(routes)
+    yield* Effect.logInfo(`push providers: ${gateway.providers.join(", ")}`)
+    return gateway
+  })
+
+export class PushGateway extends Context.Service<PushGateway, PushGatewayShape>()("herald/PushGateway") {
+  /** From `PushConfig`; needs `PushConfig`, `SandboxRepo` and `SqlClient`. */
+  static readonly layerNoDeps = Layer.effect(PushGateway, fromConfig())
+
+  /** From the environment; needs `SqlClient`. */
+  static readonly layer = PushGateway.layerNoDeps.pipe(
+    Layer.provide([PushConfig.layer, SandboxRepo.layer])
+  )
+
+  /** With given providers (tests); needs `SqlClient`. */
+  static readonly layerFromRoutes = (routes: PushRoutes) => Layer.effect(PushGateway, makePushGateway(routes))
+}

@@ -1,0 +1,76 @@
+/**
+ * The layer graph of `herald serve`: config → logging → database (+
+ * migrations) → capabilities → both APIs, docs and operator routes → the Node
+ * HTTP server.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { AgentApi, AppApi } from "@herald/api"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import { AgentAuthLive } from "../auth/AgentAuthLive.ts"
+import { Credentials } from "../auth/Credentials.ts"
+import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
+import { MigrationsLayer } from "../db/Migrations.ts"
+import { EdgeMiddleware } from "../http/Edge.ts"
+import { OpsRoutes } from "../http/Ops.ts"
+import { RequestErrorsLive } from "../http/RequestErrors.ts"
+import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
+import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
+import { Identity } from "../identity/Identity.ts"
+import { loggingLayer } from "../observability/Logging.ts"
+import { PushGateway } from "../push/PushGateway.ts"
+import { SandboxRepo } from "../push/SandboxRepo.ts"
+
+const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers])
+)
+
+const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
+  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers])
+)
+
+const DocsRoutes = Layer.mergeAll(
+  HttpApiScalar.layer(AgentApi, { path: "/api/agent/docs" }),
+  HttpApiScalar.layer(AppApi, { path: "/api/app/docs" })
+)
+
+/** Everything that needs the database, built on a migrated one. */
+export const CapabilitiesLayer = Layer.mergeAll(Identity.layer, SandboxRepo.layer, PushGateway.layer).pipe(
+  Layer.provideMerge(MigrationsLayer)
+)
+
+/** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, DocsRoutes, OpsRoutes, EdgeMiddleware).pipe(
+  Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
+)
+
+/** The HTTP server on a given port, for `serve` and in-process tests. */
+export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
+  HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), options))
+  )
+
+const announce = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const server = yield* HttpServer.HttpServer
+  const push = yield* PushGateway
+  const address = `http://${HttpServer.formatAddress(server.address)}`
+  yield* Effect.logInfo(
+    `herald listening on ${address} · database: ${describeTarget(config).description} · push: ${push.providers.join(", ")} · docs: ${config.publicUrl}/api/agent/docs`
+  )
+})
+
+/** `herald serve`: the whole service, from the environment. */
+export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* AppConfig
+  return Layer.effectDiscard(announce).pipe(
+    Layer.provideMerge(httpServerLayer({ port: config.port, host: config.host })),
+    Layer.provideMerge(CapabilitiesLayer),
+    Layer.provideMerge(serverDatabaseLayer),
+    Layer.provide(loggingLayer(config))
+  )
+})).pipe(Layer.provideMerge(AppConfig.layer))

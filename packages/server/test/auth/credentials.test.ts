@@ -1,0 +1,120 @@
+/**
+ * The credential cache, driven by TestClock: expiry checked in memory,
+ * revocations made elsewhere (straight in the database, as another node or
+ * the CLI would) evicted within the poll interval, and `lastUsedAt` written
+ * at most once per credential per minute.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { TestSqlLayer } from "../../../../test/support/database.ts"
+import { Credentials } from "../../src/auth/Credentials.ts"
+import { displayPrefix, generateSecret, hashSecret, isWellFormed } from "../../src/auth/Secrets.ts"
+import { MigrationsLayer } from "../../src/db/Migrations.ts"
+import { IdentityRepo } from "../../src/identity/Repo.ts"
+import { makeId } from "../../src/lib/Ids.ts"
+
+const DbLayer = IdentityRepo.layer.pipe(Layer.provideMerge(MigrationsLayer), Layer.provideMerge(TestSqlLayer))
+
+const options = {
+  revocationPollInterval: "250 millis",
+  flushInterval: "10 seconds",
+  writeEvery: "1 minute",
+  entryTtl: "10 minutes",
+  maxEntries: 1000
+} as const
+
+/** A person and a token written straight through the repo; the token expires at `expiresAt`. */
+const seedToken = (expiresAt: string | null) =>
+  Effect.gen(function*() {
+    const repo = yield* IdentityRepo
+    const userId = yield* makeId("usr")
+    yield* repo.insertUser({ id: userId, email: `${userId}@example.test`, name: "seed" }).pipe(Effect.orDie)
+    const secret = generateSecret("hld")
+    const token = yield* repo.insertToken({
+      id: yield* makeId("tok"),
+      userId,
+      name: "seeded",
+      prefix: displayPrefix(secret),
+      tokenHash: hashSecret(secret),
+      scopes: ["devices:read"],
+      expiresAt
+    })
+    return { userId, secret, token }
+  })
+
+const lastUsedInDb = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ lastUsedAt: string | null }>`SELECT last_used_at FROM api_tokens WHERE id = ${id}`).pipe(
+      Effect.map((rows) => rows[0]?.lastUsedAt ?? null),
+      Effect.orDie
+    )
+
+layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentials", (it) => {
+  it.effect("secrets are well-formed, checksummed and typed", () =>
+    Effect.sync(() => {
+      const secret = generateSecret("hld")
+      assert.isTrue(isWellFormed(secret, "hld"))
+      assert.isFalse(isWellFormed(secret, "hls"))
+      assert.isFalse(isWellFormed(secret.slice(0, -1) + (secret.endsWith("0") ? "1" : "0"), "hld"))
+      assert.isFalse(isWellFormed(secret + "x", "hld"))
+      assert.notStrictEqual(generateSecret("hld"), secret)
+      assert.match(hashSecret(secret), /^[0-9a-f]{64}$/)
+    }))
+
+  it.effect("expiry is checked in memory against the Clock", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+      const { secret } = yield* seedToken("2030-01-01T01:00:00.000Z")
+      const credentials = yield* Credentials
+      const ok = yield* credentials.authenticateToken(secret)
+      assert.strictEqual(ok.expiresAt, "2030-01-01T01:00:00.000Z")
+      yield* TestClock.adjust("59 minutes")
+      yield* credentials.authenticateToken(secret)
+      yield* TestClock.adjust("1 minute")
+      const expired = yield* Effect.flip(credentials.authenticateToken(secret))
+      assert.strictEqual(expired._tag, "Unauthorized")
+      assert.include(expired.error, "Expired")
+    }).pipe(Effect.provide(Credentials.layerWith(options)), Effect.provide(TestClock.layer())))
+
+  it.effect("a revocation made elsewhere is seen at the next poll", () =>
+    Effect.gen(function*() {
+      const { secret, token } = yield* seedToken(null)
+      const credentials = yield* Credentials
+      yield* credentials.authenticateToken(secret)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE api_tokens SET revoked_at = now() WHERE id = ${token.id}`.pipe(Effect.orDie)
+      // Still cached until the poller runs...
+      yield* credentials.authenticateToken(secret)
+      yield* TestClock.adjust("250 millis")
+      // ...the poll itself is real I/O: give it a moment of real time.
+      yield* TestClock.withLive(Effect.sleep("200 millis"))
+      const refused = yield* Effect.flip(credentials.authenticateToken(secret))
+      assert.strictEqual(refused._tag, "Unauthorized")
+    }).pipe(Effect.provide(Credentials.layerWith(options)), Effect.provide(TestClock.layer())))
+
+  it.effect("lastUsedAt is written at most once a minute per token", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2031-06-01T12:00:00Z"))
+      const { secret, token } = yield* seedToken(null)
+      const credentials = yield* Credentials
+      const first = yield* credentials.authenticateToken(secret)
+      assert.strictEqual(first.lastUsedAt, "2031-06-01T12:00:00.000Z")
+      assert.isNull(yield* lastUsedInDb(token.id))
+      yield* TestClock.adjust("10 seconds")
+      yield* TestClock.withLive(Effect.sleep("200 millis"))
+      assert.strictEqual(yield* lastUsedInDb(token.id), "2031-06-01T12:00:00.000Z")
+      // Used again 20 s later: memory is fresh, the database is not written yet.
+      yield* TestClock.adjust("10 seconds")
+      const second = yield* credentials.authenticateToken(secret)
+      assert.strictEqual(second.lastUsedAt, "2031-06-01T12:00:20.000Z")
+      yield* TestClock.adjust("10 seconds")
+      yield* TestClock.withLive(Effect.sleep("200 millis"))
+      assert.strictEqual(yield* lastUsedInDb(token.id), "2031-06-01T12:00:00.000Z")
+      // A minute after the first write, the newest use is written.
+      yield* TestClock.adjust("40 seconds")
+      yield* TestClock.withLive(Effect.sleep("200 millis"))
+      assert.strictEqual(yield* lastUsedInDb(token.id), "2031-06-01T12:00:20.000Z")
+    }).pipe(Effect.provide(Credentials.layerWith(options)), Effect.provide(TestClock.layer())))
+})

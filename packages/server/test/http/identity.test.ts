@@ -1,0 +1,140 @@
+/**
+ * Tokens and devices through both faces: the Person API creates and lists,
+ * the Agent API lists and revokes; another account's resource is 404 exactly
+ * like a missing one.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { makeAgent, makePerson, personClient, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+
+const iosDevice = (pushToken: string) => ({
+  platform: "ios" as const,
+  deviceName: "Ada's iPhone",
+  pushToken,
+  liveActivitiesCapable: true,
+  interactiveLiveActivitiesCapable: true,
+  liveActivityTokenEnvironment: "production" as const
+})
+
+layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("identity", (it) => {
+  it.effect("the Person API shows the signed-in person", () =>
+    Effect.gen(function*() {
+      const { person, session } = yield* makePerson("ada")
+      const app = yield* personClient(session)
+      const me = yield* app.me.get()
+      assert.deepStrictEqual({ id: me.id, email: me.email, name: me.name }, { id: person.id, email: person.email, name: "ada" })
+    }))
+
+  it.effect("a created token's secret is shown once and never listed", () =>
+    Effect.gen(function*() {
+      const { session } = yield* makePerson()
+      const app = yield* personClient(session)
+      const created = yield* app.tokens.create({ payload: { name: "ci", scopes: ["devices:read", "devices:read", "tokens:manage"] } })
+      assert.match(created.secret, /^hld_[0-9A-Za-z]{49}$/)
+      assert.deepStrictEqual([...created.token.scopes], ["devices:read", "tokens:manage"])
+      assert.strictEqual(created.token.kind, "token")
+      assert.strictEqual(created.token.oauthClient, null)
+      assert.strictEqual(created.token.revokedAt, null)
+      const listed = yield* app.tokens.list()
+      assert.strictEqual(listed.items.length, 1)
+      const raw = yield* rawFetch("/api/app/tokens", { headers: { authorization: `Bearer ${session}` } })
+      assert.notInclude(JSON.stringify(raw.body), created.secret)
+      assert.notInclude(JSON.stringify(raw.body), created.secret.slice(12))
+    }))
+
+  it.effect("GET /tokens lists the account's tokens newest first; DELETE revokes another token", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["tokens:manage"])
+      const other = yield* agent.app.tokens.create({ payload: { name: "other", scopes: [] } })
+      const listed = yield* agent.client.tokens.list()
+      assert.deepStrictEqual(listed.items.map((t) => t.name), ["other", "test agent"])
+      const revoked = yield* agent.client.tokens.revoke({ params: { id: other.token.id } })
+      assert.deepStrictEqual(revoked, { ok: true })
+      const again = yield* agent.client.tokens.revoke({ params: { id: other.token.id } })
+      assert.deepStrictEqual(again, { ok: true })
+      const after = yield* agent.client.tokens.list()
+      assert.isString(after.items.find((t) => t.id === other.token.id)?.revokedAt)
+      assert.isNull(after.items.find((t) => t.id === agent.token.id)?.revokedAt)
+    }))
+
+  it.effect("another account's token is 404 exactly like a missing one", () =>
+    Effect.gen(function*() {
+      const a = yield* makeAgent(["tokens:manage"])
+      const b = yield* makeAgent(["tokens:manage"])
+      const foreign = yield* Effect.flip(a.client.tokens.revoke({ params: { id: b.token.id } }))
+      const missing = yield* Effect.flip(a.client.tokens.revoke({ params: { id: "tok_0000000000000000000000000a" } }))
+      assert.strictEqual(foreign._tag, "NotFound")
+      assert.strictEqual(missing._tag, "NotFound")
+      const rawForeign = yield* rawFetch(`/api/agent/tokens/${b.token.id}`, { method: "DELETE", headers: { authorization: `Bearer ${a.secret}` } })
+      const rawMissing = yield* rawFetch("/api/agent/tokens/tok_0000000000000000000000000a", { method: "DELETE", headers: { authorization: `Bearer ${a.secret}` } })
+      assert.deepStrictEqual(rawForeign.body, rawMissing.body)
+      assert.strictEqual(rawForeign.status, 404)
+      // b's token still works.
+      assert.strictEqual((yield* b.client.auth.status()).token.id, b.token.id)
+    }))
+
+  it.effect("devices: register, re-register by push token, list, push-to-start token, remove", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["devices:read", "devices:write"])
+      const first = yield* agent.app.devices.register({ payload: iosDevice(`tok-${agent.person.id}`) })
+      assert.match(first.id, /^dev_/)
+      assert.strictEqual(first.platform, "ios")
+      assert.strictEqual(first.active, true)
+      assert.strictEqual(first.liveActivitiesCapable, true)
+      assert.strictEqual(first.interactiveLiveActivitiesCapable, true)
+      assert.strictEqual(first.liveActivityTokenEnvironment, "production")
+      assert.isNull(first.liveActivityTokenUpdatedAt)
+      const again = yield* agent.app.devices.register({
+        payload: { platform: "ios", deviceName: "renamed", pushToken: `tok-${agent.person.id}` }
+      })
+      assert.strictEqual(again.id, first.id)
+      assert.strictEqual(again.deviceName, "renamed")
+      const android = yield* agent.app.devices.register({ payload: { platform: "android", pushToken: `fcm-${agent.person.id}` } })
+      assert.isNull(android.deviceName)
+      const listed = yield* agent.client.devices.list()
+      assert.deepStrictEqual(listed.items.map((d) => d.id), [android.id, first.id])
+      const started = yield* agent.app.devices.pushToStartToken({ params: { id: first.id }, payload: { token: "pts-1" } })
+      assert.isString(started.liveActivityTokenUpdatedAt)
+      assert.deepStrictEqual(yield* agent.client.devices.remove({ params: { id: first.id } }), { ok: true })
+      const gone = yield* Effect.flip(agent.client.devices.remove({ params: { id: first.id } }))
+      assert.strictEqual(gone._tag, "NotFound")
+      assert.deepStrictEqual((yield* agent.client.devices.list()).items.map((d) => d.id), [android.id])
+    }))
+
+  it.effect("another account's device is 404 on every device route", () =>
+    Effect.gen(function*() {
+      const a = yield* makeAgent(["devices:read", "devices:write"])
+      const b = yield* makeAgent(["devices:read", "devices:write"])
+      const device = yield* b.app.devices.register({ payload: { platform: "android", pushToken: `b-${b.person.id}` } })
+      assert.strictEqual((yield* Effect.flip(a.client.devices.remove({ params: { id: device.id } })))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(a.app.devices.remove({ params: { id: device.id } })))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(a.app.devices.deliveries({ params: { id: device.id } })))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(a.app.devices.pushToStartToken({ params: { id: device.id }, payload: { token: "x" } })))._tag,
+        "NotFound"
+      )
+      assert.deepStrictEqual((yield* a.client.devices.list()).items, [])
+      assert.strictEqual((yield* b.client.devices.list()).items.length, 1)
+    }))
+
+  it.effect("a re-registered push token moves the device to the registering person", () =>
+    Effect.gen(function*() {
+      const a = yield* makeAgent(["devices:read"])
+      const b = yield* makeAgent(["devices:read"])
+      const token = `shared-${a.person.id}`
+      const device = yield* a.app.devices.register({ payload: { platform: "ios", pushToken: token } })
+      const moved = yield* b.app.devices.register({ payload: { platform: "ios", pushToken: token } })
+      assert.strictEqual(moved.id, device.id)
+      assert.deepStrictEqual((yield* a.client.devices.list()).items, [])
+      assert.deepStrictEqual((yield* b.client.devices.list()).items.map((d) => d.id), [device.id])
+    }))
+
+  it.effect("a session token is refused by the Agent API and an API token by the Person API", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([])
+      const asPerson = yield* rawFetch("/api/app/me", { headers: { authorization: `Bearer ${agent.secret}` } })
+      assert.strictEqual(asPerson.status, 401)
+      const asAgent = yield* rawFetch("/api/agent/auth/status", { headers: { authorization: `Bearer ${agent.session}` } })
+      assert.strictEqual(asAgent.status, 401)
+    }))
+})

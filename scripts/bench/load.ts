@@ -1,0 +1,24 @@
+/**
+ * The load generator, run in its own process so it does not share an event
+ * loop with what it measures: autocannon against one URL, results as JSON.
+ * argv: url durationSeconds connections [authorization]
+ */
+import autocannon from "autocannon"
+
+const [url, duration, connections, authorization] = process.argv.slice(2)
+const result = await autocannon({
+  url: url!,
+  duration: Number(duration),
+  connections: Number(connections),
+  pipelining: 1,
+  headers: authorization ? { authorization } : {}
+})
+process.stdout.write(JSON.stringify({
+  requestsPerSecond: result.requests.average,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+  total: result.requests.total
+}) + "\n")

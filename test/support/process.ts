@@ -1,0 +1,120 @@
+/**
+ * Real `herald` processes for end-to-end tests: `herald serve` on a free port
+ * (waited for on /readyz), and one-shot CLI commands whose JSON stdout is
+ * parsed. Every child is killed when the test's scope closes.
+ */
+import { Effect } from "effect"
+import { execFile, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import * as net from "node:net"
+import * as path from "node:path"
+
+const root = path.resolve(import.meta.dirname, "../..")
+const entry = path.join(root, "apps/herald/src/main.ts")
+
+const baseEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "/tmp",
+  LOG_LEVEL: "Warn",
+  ...env
+})
+
+export const freePort = Effect.promise(() =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  }))
+
+/** Runs `herald <args…>` to completion; fails with its stderr on a non-zero exit. */
+export const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.promise(() =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [entry, ...args], { env: baseEnv(env), cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+      })
+    }))
+
+/** `herald <args…>` that must succeed and print one JSON object. */
+export const cliJson = <A = Record<string, unknown>>(args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.flatMap(cli(args, env), (r) =>
+    r.code === 0
+      ? Effect.sync(() => JSON.parse(r.stdout.trim()) as A)
+      : Effect.die(new Error(`herald ${args.join(" ")} exited ${r.code}: ${r.stderr}`)))
+
+export interface ServerProcess {
+  readonly baseUrl: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** SIGKILL, as a crash would. */
+  readonly kill: Effect.Effect<void>
+}
+
+const waitReady = (baseUrl: string, child: ChildProcess, output: () => string) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`herald serve exited ${child.exitCode}:\n${output()}`)
+      try {
+        const response = await fetch(`${baseUrl}/readyz`)
+        if (response.status === 200) return
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    throw new Error(`herald serve did not become ready:\n${output()}`)
+  })
+
+/** Starts `herald serve` with the given environment and waits until it is ready. */
+export const startServer = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    let log = ""
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const c = spawn(process.execPath, [entry, "serve"], {
+          env: baseEnv({ LOG_LEVEL: "Info", ...env, PORT: String(port), HOST: "127.0.0.1" }),
+          cwd: root,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        c.stdout?.on("data", (d) => (log += d))
+        c.stderr?.on("data", (d) => (log += d))
+        return c
+      }),
+      (c) =>
+        Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve()
+            c.once("exit", () => resolve())
+            c.kill("SIGTERM")
+            setTimeout(() => c.kill("SIGKILL"), 10_000).unref()
+          }))
+    )
+    const baseUrl = `http://127.0.0.1:${port}`
+    yield* waitReady(baseUrl, child, () => log)
+    return {
+      baseUrl,
+      child,
+      output: () => log,
+      kill: Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve()
+          child.once("exit", () => resolve())
+          child.kill("SIGKILL")
+        }))
+    } satisfies ServerProcess
+  })
+
+/** Stops a server gracefully (SIGTERM) and waits for it to exit. */
+export const stopServer = (server: ServerProcess) =>
+  Effect.promise(() =>
+    new Promise<number | null>((resolve) => {
+      if (server.child.exitCode !== null) return resolve(server.child.exitCode)
+      server.child.once("exit", (code) => resolve(code))
+      server.child.kill("SIGTERM")
+    }))

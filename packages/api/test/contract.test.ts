@@ -56,7 +56,7 @@ describe("AgentApi", () => {
     assert.strictEqual(doc.info.title, "Scoped Agent API")
     assert.include(doc.info.description, "scoped bearer-token HTTP API")
     assert.strictEqual(doc.components.securitySchemes.agentToken!.type, "http")
-    assert.strictEqual(doc.components.securitySchemes.agentToken!.scheme, "bearer")
+    assert.strictEqual(doc.components.securitySchemes.agentToken!.scheme.toLowerCase(), "bearer")
     const list = doc.paths["/api/agent/tokens"]!.get!
     assert.deepStrictEqual(list.security, [{ agentToken: ["tokens:manage"] }])
     assert.include(list.description, "Scopes: `tokens:manage`.")

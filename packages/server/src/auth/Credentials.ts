@@ -65,6 +65,9 @@ export const defaultCredentialsOptions: CredentialsOptions = {
 
 const unauthorized = (error: string) => new Unauthorized({ error })
 
+/** `writtenMs` of a use not yet written: earlier than any clock reading. */
+const NEVER = Number.NEGATIVE_INFINITY
+
 export class Credentials extends Context.Service<Credentials, {
   readonly authenticateToken: (bearer: string) => Effect.Effect<Credential, Unauthorized>
   readonly authenticateSession: (bearer: string) => Effect.Effect<Credential, Unauthorized>
@@ -146,7 +149,7 @@ export class Credentials extends Context.Service<Credentials, {
             if (entry.expiresAtMs <= now) return Effect.fail(unauthorized(`Expired ${what}.`))
             const used = usage.get(entry.row.id)
             if (used === undefined) {
-              usage.set(entry.row.id, { kind, lastUsedAt: new Date(now).toISOString(), lastUsedMs: now, writtenMs: 0 })
+              usage.set(entry.row.id, { kind, lastUsedAt: new Date(now).toISOString(), lastUsedMs: now, writtenMs: NEVER })
             } else if (now - used.lastUsedMs >= 1000) {
               // Second resolution is plenty for "last used" and keeps the hot path allocation-free.
               used.lastUsedMs = now
@@ -210,7 +213,7 @@ export class Credentials extends Context.Service<Credentials, {
       },
       evict,
       flush: Effect.suspend(() => {
-        for (const u of usage.values()) u.writtenMs = 0
+        for (const u of usage.values()) u.writtenMs = NEVER
         return flush
       })
     })

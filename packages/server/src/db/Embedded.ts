@@ -65,7 +65,9 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
     yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          const server = new PGLiteSocketServer({ db, path: socket })
+          // The server's own connection, the CLI's, and probes. The socket server
+          // runs one query at a time and keeps a transaction's queries together.
+          const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 64 })
           await server.start()
           return server
         },

@@ -58,7 +58,7 @@ const announce = Effect.gen(function*() {
   const config = yield* AppConfig
   const server = yield* HttpServer.HttpServer
   const push = yield* PushGateway
-  const address = `http://${HttpServer.formatAddress(server.address)}`
+  const address = HttpServer.formatAddress(server.address)
   yield* Effect.logInfo(
     `herald listening on ${address} · database: ${describeTarget(config).description} · push: ${push.providers.join(", ")} · docs: ${config.publicUrl}/api/agent/docs`
   )

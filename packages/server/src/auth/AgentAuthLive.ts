@@ -5,20 +5,21 @@
  */
 import { AgentAuth, CurrentAgent, MissingScope, RequiredScopes } from "@herald/api"
 import { Context, Effect, Layer, Redacted } from "effect"
+import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import type { unhandled } from "effect/Types"
 import { Credentials } from "./Credentials.ts"
 
 export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
   const credentials = yield* Credentials
   return AgentAuth.of({
+    // Every agent request passes here: plain `flatMap`, no generator.
     agentToken: (httpEffect, { credential, endpoint }) =>
-      Effect.gen(function*() {
-        const token = yield* credentials.authenticateToken(Redacted.value(credential))
+      Effect.flatMap(credentials.authenticateToken(Redacted.value(credential)), (token): Effect.Effect<HttpServerResponse, MissingScope | unhandled> => {
         const required = Context.getOrUndefined(endpoint.annotations, RequiredScopes) ?? []
         const missing = required.filter((scope) => !token.scopes.includes(scope))
-        if (missing.length > 0) {
-          return yield* new MissingScope({ error: `The token lacks scopes: ${missing.join(", ")}.`, required: missing })
-        }
-        return yield* Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+        return missing.length > 0
+          ? Effect.fail(new MissingScope({ error: `The token lacks scopes: ${missing.join(", ")}.`, required: missing }))
+          : Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
       })
   })
 }))

@@ -124,38 +124,42 @@ export class Credentials extends Context.Service<Credentials, {
       lastUsedAt: usage.get(row.id)?.lastUsedAt ?? row.lastUsedAt
     })
 
+    // The hot path: a cache hit is one synchronous step (no database, no
+    // intermediate effects); only a miss reads the row.
     const authenticate = (kind: "token" | "session") => {
       const secretKind = kind === "token" ? "hld" : "hls"
       const find = kind === "token" ? repo.findTokenByHash : repo.findSessionByHash
       const what = kind === "token" ? "API token" : "session token"
+      const missing = unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`)
+      const malformed = unauthorized(`Malformed ${what}.`)
+      const unknown = unauthorized(`Unknown or revoked ${what}.`)
+      const expired = unauthorized(`Expired ${what}.`)
+
+      const admit = (entry: Entry, now: number): Effect.Effect<Credential, Unauthorized> => {
+        if (entry.expiresAtMs <= now) return Effect.fail(expired)
+        const used = usage.get(entry.row.id)
+        if (used === undefined) {
+          usage.set(entry.row.id, { kind, lastUsedAt: new Date(now).toISOString(), lastUsedMs: now, writtenMs: NEVER })
+        } else if (now - used.lastUsedMs >= 1000) {
+          // Second resolution is plenty for "last used" and keeps most requests allocation-free.
+          used.lastUsedMs = now
+          used.lastUsedAt = new Date(now).toISOString()
+        }
+        return Effect.succeed(view(entry.row))
+      }
+
       return (bearer: string): Effect.Effect<Credential, Unauthorized> => {
-        if (bearer === "") return Effect.fail(unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`))
-        if (!isWellFormed(bearer, secretKind)) return Effect.fail(unauthorized(`Malformed ${what}.`))
+        if (bearer === "") return Effect.fail(missing)
+        if (!isWellFormed(bearer, secretKind)) return Effect.fail(malformed)
         const hash = hashSecret(bearer)
-        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        return Effect.withFiber((fiber) => {
+          const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
           const cached = entries.get(hash)
-          const lookup = cached !== undefined && now - cached.loadedAt < ttlMs
-            ? Effect.succeed(cached)
-            : Effect.map(find(hash), Option.match({
-              onNone: () => undefined,
-              onSome: (row) => {
-                if (row.revokedAt !== null) return undefined
-                remember(hash, row, now)
-                return entries.get(hash)
-              }
-            }))
-          return Effect.flatMap(lookup, (entry) => {
-            if (entry === undefined) return Effect.fail(unauthorized(`Unknown or revoked ${what}.`))
-            if (entry.expiresAtMs <= now) return Effect.fail(unauthorized(`Expired ${what}.`))
-            const used = usage.get(entry.row.id)
-            if (used === undefined) {
-              usage.set(entry.row.id, { kind, lastUsedAt: new Date(now).toISOString(), lastUsedMs: now, writtenMs: NEVER })
-            } else if (now - used.lastUsedMs >= 1000) {
-              // Second resolution is plenty for "last used" and keeps the hot path allocation-free.
-              used.lastUsedMs = now
-              used.lastUsedAt = new Date(now).toISOString()
-            }
-            return Effect.succeed(view(entry.row))
+          if (cached !== undefined && now - cached.loadedAt < ttlMs) return admit(cached, now)
+          return Effect.flatMap(find(hash), (row) => {
+            if (Option.isNone(row) || row.value.revokedAt !== null) return Effect.fail(unknown)
+            remember(hash, row.value, now)
+            return admit(entries.get(hash)!, now)
           })
         })
       }

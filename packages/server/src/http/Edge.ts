@@ -1,5 +1,8 @@
 /**
- * The edge of every request, applied globally around the router:
+ * The edge of every request. A global router middleware registers, per
+ * request, a pre-response handler: the framework calls it with the final
+ * response whatever produced it (a handler, a typed error, no route, a
+ * defect), so one hook gives:
  *
  * - a request id on every response (`x-request-id`: the caller's when sane,
  *   otherwise a fresh one), annotated on every log line of the request;
@@ -12,11 +15,10 @@
  * - per-route request counts and latency histograms for `/metrics`, and an
  *   access log line (Debug; 5xx at Error with the cause).
  */
-import { ByteSize, Cause, Clock, Effect, Metric } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Clock, Context, Effect, Layer, LogLevel, Metric, References } from "effect"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpIncomingMessage } from "effect/http"
 import { randomUUID } from "node:crypto"
-import type { unhandled } from "effect/Types"
 import { MAX_BODY_BYTES } from "../config/Limits.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
@@ -43,23 +45,26 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) => {
   return type !== undefined && (type.startsWith("application/json") || type.startsWith("application/problem+json"))
 }
 
-const requests = Metric.counter("herald_http_requests_total", {
-  description: "HTTP requests by method, route and status."
-})
-const latency = Metric.histogram("herald_http_request_duration_seconds", {
-  description: "HTTP request latency by method and route.",
-  boundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-})
+const latencyBoundaries = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-// One tagged metric per (method, route, status): built once, reused.
+// One metric per (method, route, status), built once with its attributes fixed:
+// `Metric.withAttributes` on a shared metric re-derives the series key on every
+// update, which cost more than the rest of this middleware together.
 const seriesCache = new Map<string, { count: Metric.Metric<number, unknown>; latency: Metric.Metric<number, unknown> }>()
 const series = (method: string, route: string, status: number) => {
   const key = `${method} ${route} ${status}`
   let s = seriesCache.get(key)
   if (s === undefined) {
     s = {
-      count: Metric.withAttributes(requests, { method, route, status: String(status) }),
-      latency: Metric.withAttributes(latency, { method, route })
+      count: Metric.counter("herald_http_requests_total", {
+        description: "HTTP requests by method, route and status.",
+        attributes: { method, route, status: String(status) }
+      }),
+      latency: Metric.histogram("herald_http_request_duration_seconds", {
+        description: "HTTP request latency by method and route.",
+        attributes: { method, route },
+        boundaries: latencyBoundaries
+      })
     }
     // Routes are a closed set; the cap guards against a path explosion bug.
     if (seriesCache.size < 10_000) seriesCache.set(key, s)
@@ -68,52 +73,49 @@ const series = (method: string, route: string, status: number) => {
 }
 
 /** The matched route's pattern, for metrics (never the raw path: ids would explode the series). */
-const routeOf = (request: HttpServerRequest.HttpServerRequest, status: number) =>
-  Effect.map(Effect.serviceOption(HttpRouter.RouteContext), (ctx) =>
-    ctx._tag === "Some" ? ctx.value.route.path : status === 404 ? "unmatched" : request.url.split("?")[0]!.startsWith("/api/") ? "unmatched" : "other")
+const routeOf = (context: Context.Context<never>, status: number) => {
+  const route = Context.getOrUndefined(context, HttpRouter.RouteContext)
+  return route !== undefined ? route.route.path : status === 404 ? "unmatched" : "other"
+}
 
-const bodyTooLarge = (cause: Cause.Cause<unknown>) =>
-  cause.reasons.some((r) => {
-    const e = Cause.isFailReason(r) ? r.error : Cause.isDieReason(r) ? r.defect : undefined
-    return HttpServerError.isHttpServerError(e) && e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge"
+/** The body limit for undeclared (chunked) bodies, provided once for the whole server. */
+export const MaxBodySizeLayer = Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+
+const tooLarge = Effect.succeed(errorResponse(413))
+
+/** Runs on the final response of every request (success or failure), before it is written. */
+const finish = (started: bigint, requestId: string) =>
+(request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.withFiber((fiber) => {
+    // Framework answers (no route, 413 on a chunked body, a defect) carry no
+    // body or a text one: they leave as the spec's `{error, code}`.
+    const out = response.status >= 400 && !isJson(response) ? errorResponse(response.status) : response
+    const status = out.status
+    const seconds = Number(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe() - started) / 1e9
+    const s = series(request.method, routeOf(fiber.context, status), status)
+    s.count.updateUnsafe(1, fiber.context)
+    s.latency.updateUnsafe(seconds, fiber.context)
+    const withId = HttpServerResponse.setHeader(out, "x-request-id", requestId)
+    if (!LogLevel.isGreaterThanOrEqualTo("Debug", fiber.getRef(References.MinimumLogLevel))) return Effect.succeed(withId)
+    return Effect.as(
+      Effect.logDebug("request").pipe(
+        Effect.annotateLogs({ requestId, method: request.method, url: request.url, status, ms: Math.round(seconds * 1e4) / 10 })
+      ),
+      withId
+    )
   })
 
+// Every request passes here, so it is one synchronous step: no catch frames
+// (failures reach `finish` as responses), metrics updated in place, and the
+// access log line built only when Debug is enabled.
 export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
-  // Every failure is answered here; the cast restores the router's marker type
-  // for "errors a later layer may handle", of which none remain.
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const started = yield* Clock.currentTimeNanos
+  Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
-
-    const declared = Number(request.headers["content-length"] ?? 0)
-    let response: HttpServerResponse.HttpServerResponse
-    if (declared > MAX_BODY_BYTES) {
-      response = errorResponse(413)
-    } else {
-      response = yield* httpEffect.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
-        Effect.annotateLogs("requestId", requestId),
-        Effect.catchCause((cause) => {
-          if (bodyTooLarge(cause)) return Effect.succeed(errorResponse(413))
-          const routeNotFound = cause.reasons.some((r) =>
-            Cause.isFailReason(r) && HttpServerError.isHttpServerError(r.error) && r.error.reason._tag === "RouteNotFound")
-          if (routeNotFound) return Effect.succeed(errorResponse(404))
-          return Effect.logError("request failed", cause).pipe(Effect.as(errorResponse(500)))
-        })
-      )
-      if (response.status >= 400 && !isJson(response)) response = errorResponse(response.status)
-    }
-
-    const status = response.status
-    const route = yield* routeOf(request, status)
-    const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
-    const s = series(request.method, route, status)
-    yield* Metric.update(s.count, 1)
-    yield* Metric.update(s.latency, seconds)
-    yield* Effect.logDebug("request").pipe(
-      Effect.annotateLogs({ requestId, method: request.method, url: request.url, status, ms: Math.round(seconds * 1e4) / 10 })
-    )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-  }) as Effect.Effect<HttpServerResponse.HttpServerResponse, unhandled, HttpServerRequest.HttpServerRequest>, { global: true })
+    HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, finish(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe(), requestId))
+    const declared = request.headers["content-length"]
+    // A declared body over the limit is refused before a byte of it is read.
+    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return tooLarge
+    return Effect.annotateLogs(httpEffect, "requestId", requestId)
+  }), { global: true })

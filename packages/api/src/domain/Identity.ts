@@ -1,9 +1,9 @@
 /** Records of the identity capability: tokens, devices, people and sessions. */
 import { Schema } from "effect"
-import { Timestamp } from "./Common.ts"
+import { FreeObject, Timestamp } from "./Common.ts"
 import { Scope } from "./Scope.ts"
 
-/** The token object inside TokenStatus. */
+/** The token object inside TokenStatus: the calling token, without its secret. */
 export class TokenStatusToken extends Schema.Class<TokenStatusToken>("TokenStatusToken")({
   id: Schema.String,
   name: Schema.String,
@@ -27,6 +27,7 @@ export class OauthClient extends Schema.Class<OauthClient>("OauthClient")({
   name: Schema.String
 }) {}
 
+/** ApiToken `kind`: `oauth` is the grant behind a connected remote-tool client. */
 export const TokenKind = Schema.Literals(["token", "oauth"])
 export type TokenKind = typeof TokenKind.Type
 
@@ -44,12 +45,15 @@ export class ApiToken extends Schema.Class<ApiToken>("ApiToken")({
   oauthClient: Schema.optionalKey(Schema.NullOr(OauthClient))
 }) {}
 
+/** Device `platform`. */
 export const Platform = Schema.Literals(["ios", "android"])
 export type Platform = typeof Platform.Type
 
+/** Device `liveActivityTokenEnvironment`: which APNs environment its live-activity tokens belong to. */
 export const LiveActivityTokenEnvironment = Schema.Literals(["sandbox", "production"])
+export type LiveActivityTokenEnvironment = typeof LiveActivityTokenEnvironment.Type
 
-/** Device: a phone registered by the app. */
+/** Device: a phone registered by the app ("only the phone app holds a push token"); id `dev_…`. */
 export class Device extends Schema.Class<Device>("Device")({
   id: Schema.String,
   platform: Platform,
@@ -82,12 +86,20 @@ export class SessionCreated extends Schema.Class<SessionCreated>("SessionCreated
   userId: Schema.String
 }) {}
 
-/** One push the sandbox provider recorded for a device. */
+/** The push types Herald sends (the APNs names; FCM messages are mapped onto them). */
+export const PushType = Schema.Literals(["alert", "background", "liveactivity"])
+export type PushType = typeof PushType.Type
+
+/** Push transport priority: 10 is immediate, 5 is power-considerate. */
+export const PushPriority = Schema.Literals([5, 10])
+export type PushPriority = typeof PushPriority.Type
+
+/** One push the sandbox provider recorded for a device (Person API, sandbox only). */
 export class SandboxDelivery extends Schema.Class<SandboxDelivery>("SandboxDelivery")({
   id: Schema.String,
-  pushType: Schema.Literals(["alert", "background", "liveactivity"]),
-  priority: Schema.Literals([5, 10]),
-  payload: Schema.Record(Schema.String, Schema.Unknown),
+  pushType: PushType,
+  priority: PushPriority,
+  payload: FreeObject,
   createdAt: Timestamp
 }) {}
 

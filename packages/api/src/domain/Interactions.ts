@@ -1,0 +1,61 @@
+/** Records of prompts: questions to a person (approval, yes/no or free reply) and their outcome. */
+import { Schema } from "effect"
+import { Timestamp } from "./Common.ts"
+
+/** Interaction `kind`. */
+export const InteractionKind = Schema.Literals(["approval", "yes_no", "reply"])
+export type InteractionKind = typeof InteractionKind.Type
+
+/** Interaction `presentation`: a notification, or an interactive live activity. */
+export const Presentation = Schema.Literals(["notification", "live_activity"])
+export type Presentation = typeof Presentation.Type
+
+/**
+ * Interaction `status`: `pending`, then one answer fitting the kind (approval: approved|denied;
+ * yes_no: yes|no; reply: replied), or `canceled`/`expired`.
+ */
+export const InteractionStatus = Schema.Literals(["pending", "approved", "denied", "yes", "no", "replied", "canceled", "expired"])
+export type InteractionStatus = typeof InteractionStatus.Type
+
+/** Interaction: a prompt, "a question of a person", and its outcome; id `int_…`. */
+export class Interaction extends Schema.Class<Interaction>("Interaction")({
+  id: Schema.String,
+  title: Schema.String,
+  prompt: Schema.String,
+  kind: InteractionKind,
+  presentation: Presentation,
+  status: InteractionStatus,
+  choices: Schema.Array(Schema.String),
+  response: Schema.NullOr(Schema.String),
+  imageUrl: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String),
+  /** Lowercase hex SHA-256 of the canonical JSON of `{kind, title, prompt, choices}`. */
+  actionDigest: Schema.String,
+  primaryLabel: Schema.NullOr(Schema.String),
+  secondaryLabel: Schema.NullOr(Schema.String),
+  accepted: Schema.Natural,
+  respondingDeviceId: Schema.NullOr(Schema.String),
+  respondingUserId: Schema.NullOr(Schema.String),
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+  respondedAt: Schema.NullOr(Timestamp),
+  canceledAt: Schema.NullOr(Timestamp)
+}) {}
+
+/** InboxInteraction: a pending prompt from any source, as `GET /interactions` lists it. */
+export class InboxInteraction extends Interaction.extend<InboxInteraction>("InboxInteraction")({
+  sourceName: Schema.String,
+  sourceImageUrl: Schema.NullOr(Schema.String),
+  projectId: Schema.optionalKey(Schema.NullOr(Schema.String))
+}) {}
+
+/** InteractionCreated: the answer of asking a question. */
+export class InteractionCreated extends Schema.Class<InteractionCreated>("InteractionCreated")({
+  interaction: Interaction,
+  accepted: Schema.Natural,
+  idempotent: Schema.optionalKey(Schema.Boolean),
+  liveActivityId: Schema.optionalKey(Schema.String),
+  /** "durably queued device attempts, not provider acceptance or device receipt". */
+  queued: Schema.optionalKey(Schema.Natural),
+  message: Schema.optionalKey(Schema.String)
+}) {}

@@ -69,7 +69,7 @@ export const closedStruct = <const Fields extends Schema.Struct.Fields>(fields: 
       toJsonSchema: () => ({ not: { enum: [...declared] } })
     })
   )
-  const noValue = Schema.Never.annotate({ expected: "no such field (extra fields are not allowed)" })
+  const noValue = Schema.Never.annotate({ message: "Unexpected field: extra fields are not allowed here" })
   const base = Schema.Struct(fields)
   return base.rebuild(Schema.StructWithRest(base, [Schema.Record(undeclaredKey, noValue)]).ast)
 }

@@ -114,8 +114,16 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
     HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, finish(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe(), requestId))
+    // Every log line of the request carries its id. Set on the request's own
+    // context (the request frame restores the outer context when it ends), not
+    // through a wrapping effect, so the router's RouteContext is still there
+    // when `finish` labels the metrics.
+    fiber.setContext(Context.add(fiber.context, References.CurrentLogAnnotations, {
+      ...fiber.getRef(References.CurrentLogAnnotations),
+      requestId
+    }))
     const declared = request.headers["content-length"]
     // A declared body over the limit is refused before a byte of it is read.
     if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return tooLarge
-    return Effect.annotateLogs(httpEffect, "requestId", requestId)
+    return httpEffect
   }), { global: true })

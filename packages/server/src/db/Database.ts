@@ -4,7 +4,7 @@
  * runs the same code in production, in tests and on a laptop.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Metric, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { isServing, serveEmbedded, socketPath } from "./Embedded.ts"
 import { makeTypes } from "./Timestamps.ts"
@@ -31,6 +31,11 @@ export const postgresLayer = (url: Redacted.Redacted<string>, poolSize: number) 
 export const embeddedClientLayer = (socket: string) =>
   PgClient.layer({ ...clientOptions, path: socket, database: "postgres", username: "postgres", maxConnections: 1, prepare: false })
 
+/** The pool's configured size, for `/metrics` (the driver exposes no live pool counts). */
+const poolSizeGauge = Metric.gauge("herald_db_pool_max_connections", {
+  description: "Configured maximum connections of the database pool (1 for the embedded database)."
+})
+
 /**
  * The server's database: PostgreSQL, or the embedded database opened and
  * served by this process.
@@ -38,9 +43,11 @@ export const embeddedClientLayer = (socket: string) =>
 export const serverDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.databaseUrl)) {
+    yield* Metric.update(poolSizeGauge, config.poolSize)
     return postgresLayer(config.databaseUrl.value, config.poolSize)
   }
   const socket = yield* serveEmbedded(config.dataDir)
+  yield* Metric.update(poolSizeGauge, 1)
   return embeddedClientLayer(socket)
 }))
 

@@ -4,9 +4,7 @@
  * `TEST_DATABASE_URL`), and fakes that speak APNs (HTTP/2, JWT ES256) and the
  * FCM v1 API with Google's OAuth token endpoint.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { generateKeyPairSync, randomBytes, randomUUID, verify } from "node:crypto"
@@ -18,7 +16,8 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as tls from "node:tls"
-import { postgresLayer } from "../../src/db/Database.ts"
+import { MigrationsLayer } from "../../src/db/Migrations.ts"
+import { TestSqlLayer } from "../../../../test/support/database.ts"
 
 // ---------------------------------------------------------------------------
 // Certificates
@@ -110,79 +109,23 @@ export const decodeJwt = (token: string, publicKey: KeyObject): DecodedJwt => {
 // ---------------------------------------------------------------------------
 // Database
 
-const createSchema = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  // The columns of the lead's `devices` the gateway touches, and the sandbox's table as the migration defines it.
-  yield* sql`
-    CREATE TABLE IF NOT EXISTS devices (
-      id text PRIMARY KEY,
-      user_id text NOT NULL,
-      platform text NOT NULL,
-      push_token text NOT NULL,
-      active boolean NOT NULL DEFAULT true,
-      updated_at timestamptz NOT NULL DEFAULT now()
-    )`
-  yield* sql`
-    CREATE TABLE IF NOT EXISTS push_sandbox_deliveries (
-      id text PRIMARY KEY,
-      device_id text NOT NULL,
-      push_type text NOT NULL,
-      priority int NOT NULL,
-      payload jsonb NOT NULL,
-      created_at timestamptz NOT NULL DEFAULT now()
-    )`
-})
-
-/** An in-memory PGlite served on 127.0.0.1 at a free port, for the scope. */
-const servePglite = Effect.gen(function*() {
-  const db = yield* Effect.acquireRelease(
-    Effect.promise(() => PGlite.create()),
-    (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-  )
-  const server = yield* Effect.acquireRelease(
-    Effect.promise(async () => {
-      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
-      await server.start()
-      return server
-    }),
-    (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
-  )
-  return `postgres://postgres@${server.getServerConn()}/postgres`
-})
-
-/** A fresh database on the server of `TEST_DATABASE_URL`, dropped with the scope. */
-const freshDatabase = (serverUrl: string) =>
-  Effect.gen(function*() {
-    const name = `herald_test_push_${randomBytes(6).toString("hex")}`
-    const admin = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-      Effect.flatMap(SqlClient.SqlClient, f).pipe(Effect.provide(postgresLayer(Redacted.make(serverUrl), 1)))
-    yield* Effect.acquireRelease(
-      admin((sql) => sql`CREATE DATABASE ${sql(name)}`),
-      () => admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.ignore)
-    )
-    const url = new URL(serverUrl)
-    url.pathname = `/${name}`
-    return url.toString()
-  })
-
 /**
- * The test database, reached through Herald's own PostgreSQL client layer
- * (same options as production), with the tables the push gateway uses.
+ * The test database: the shared per-file database of the test suite (a fresh
+ * database on `TEST_DATABASE_URL`, else embedded PGlite), migrated with the
+ * real migrations, so the gateway runs against the production schema.
  */
-export const TestDatabase = Layer.effectDiscard(createSchema).pipe(
-  Layer.provideMerge(Layer.unwrap(Effect.gen(function*() {
-    const serverUrl = yield* Config.option(Config.String("TEST_DATABASE_URL"))
-    const url = Option.isSome(serverUrl) && serverUrl.value.trim() !== ""
-      ? yield* freshDatabase(serverUrl.value.trim())
-      : yield* servePglite
-    return postgresLayer(Redacted.make(url), 1)
-  })))
-)
+export const TestDatabase = MigrationsLayer.pipe(Layer.provideMerge(TestSqlLayer))
 
+/** A device row (and its owner, created on first use). */
 export const insertDevice = (device: { id: string; platform: "ios" | "android"; token: string; userId?: string }) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO devices (id, user_id, platform, push_token)
-        VALUES (${device.id}, ${device.userId ?? "usr_test"}, ${device.platform}, ${device.token})`)
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const userId = device.userId ?? "usr_test"
+    return sql`INSERT INTO users (id, email, name) VALUES (${userId}, ${`${userId}@example.test`}, 'test')
+               ON CONFLICT DO NOTHING`.pipe(
+      Effect.andThen(sql`INSERT INTO devices (id, user_id, platform, push_token)
+                         VALUES (${device.id}, ${userId}, ${device.platform}, ${device.token})`)
+    )
+  })
 
 export const deviceActive = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ active: boolean }>`SELECT active FROM devices WHERE id = ${id}`).pipe(

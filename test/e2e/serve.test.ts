@@ -56,6 +56,28 @@ const journey = (env: Record<string, string>) =>
     assert.strictEqual(missing._tag, "MissingScope")
     assert.strictEqual((yield* Effect.flip(agent.devices.remove({ params: { id: "dev_0000000000000000000000000z" } })))._tag, "NotFound")
 
+    // Bad input answers the spec's error body, from the real process too.
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      Effect.promise(() =>
+        fetch(`${server.baseUrl}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json", ...headers },
+          body
+        }).then(async (r) => ({ status: r.status, body: await r.json() as { code: string; issues?: unknown } })))
+    assert.deepStrictEqual(
+      [(yield* post("/api/app/tokens", "{")).body.code, (yield* post("/api/app/tokens", "{")).status],
+      ["VALIDATION_FAILED", 400]
+    )
+    const unknownField = yield* post("/api/app/tokens", JSON.stringify({ name: "x", scopes: [], root: true }))
+    assert.strictEqual(unknownField.status, 400)
+    assert.include(JSON.stringify(unknownField.body.issues), "root")
+    const tooBig = yield* post("/api/app/tokens", JSON.stringify({ name: "x".repeat(1_100_000), scopes: [] }))
+    assert.deepStrictEqual([tooBig.status, tooBig.body.code], [413, "PAYLOAD_TOO_LARGE"])
+    const badId = yield* Effect.promise(() =>
+      fetch(`${server.baseUrl}/api/agent/devices/not-an-id`, { method: "DELETE", headers: { authorization: `Bearer ${full.secret}` } })
+        .then(async (r) => ({ status: r.status, body: await r.json() as { code: string } })))
+    assert.deepStrictEqual([badId.status, badId.body.code], [400, "VALIDATION_FAILED"])
+
     // Revocation through the agent API takes effect at once.
     assert.deepStrictEqual(yield* agent.tokens.revoke({ params: { id: narrow.token.id } }), { ok: true })
     assert.strictEqual((yield* Effect.flip(narrowAgent.auth.status()))._tag, "Unauthorized")

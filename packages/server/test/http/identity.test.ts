@@ -5,6 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { makeAgent, makePerson, personClient, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 
 const iosDevice = (pushToken: string) => ({
@@ -137,4 +138,26 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       const asAgent = yield* rawFetch("/api/agent/auth/status", { headers: { authorization: `Bearer ${agent.session}` } })
       assert.strictEqual(asAgent.status, 401)
     }))
+})
+
+layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("oauth tokens", (it) => {
+  it.effect("revoking an oauth token also revokes its refresh grant and shows kind and client", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["tokens:manage"])
+      const sql = yield* SqlClient.SqlClient
+      const clientId = `ocl_${agent.person.id.slice(4)}`
+      const tokenId = `tok_${agent.person.id.slice(4)}`
+      // A connected remote-tool client, as the OAuth flow of a later issue will write it.
+      yield* sql`INSERT INTO oauth_clients (id, name) VALUES (${clientId}, 'Remote Tool')`
+      yield* sql`INSERT INTO api_tokens (id, user_id, name, prefix, token_hash, scopes, kind, oauth_client_id)
+                 VALUES (${tokenId}, ${agent.person.id}, 'Remote Tool', 'hld_remote00', ${`hash-${tokenId}`}, ARRAY['inbox:read'], 'oauth', ${clientId})`
+      yield* sql`INSERT INTO oauth_refresh_grants (id, token_id, token_hash) VALUES (${`grt_${tokenId}`}, ${tokenId}, ${`refresh-${tokenId}`})`
+      const listed = (yield* agent.client.tokens.list()).items.find((t) => t.id === tokenId)!
+      assert.strictEqual(listed.kind, "oauth")
+      assert.deepStrictEqual({ ...listed.oauthClient }, { clientId, name: "Remote Tool" })
+      yield* agent.client.tokens.revoke({ params: { id: tokenId } })
+      const [grant] = yield* sql<{ revokedAt: string | null }>`SELECT revoked_at FROM oauth_refresh_grants WHERE token_id = ${tokenId}`
+      assert.isString(grant!.revokedAt)
+      assert.isString((yield* agent.client.tokens.list()).items.find((t) => t.id === tokenId)!.revokedAt)
+    }).pipe(Effect.orDie))
 })

@@ -13,7 +13,8 @@
  *   route, unsupported media type, an unexpected defect) leaves as the spec's
  *   `{error, code}` JSON, never an empty or text body or a stack trace;
  * - per-route request counts and latency histograms for `/metrics`, and an
- *   access log line (Debug; 5xx at Error with the cause).
+ *   access log line at Debug (unexpected failures are logged at Error by the
+ *   error reporter in observability/ErrorLogging.ts).
  */
 import { ByteSize, Clock, Context, Effect, Layer, LogLevel, Metric, References } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"

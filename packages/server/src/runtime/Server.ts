@@ -20,6 +20,7 @@ import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
 import { Identity } from "../identity/Identity.ts"
+import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
@@ -51,7 +52,7 @@ export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, DocsRoutes, Op
 export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
   HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), options)),
-    Layer.provide(MaxBodySizeLayer)
+    Layer.provide([MaxBodySizeLayer, ErrorLoggingLayer])
   )
 
 const announce = Effect.gen(function*() {

@@ -165,7 +165,8 @@ const fromConfig = (options?: { readonly fcm?: FcmProviderOptions }) =>
     const config = yield* PushConfig
     const routes = yield* providersFromConfig(config, options)
     const gateway = yield* makePushGateway(routes)
-    yield* Effect.logInfo(`push providers: ${gateway.providers.join(", ")}`)
+    // Debug: `herald serve` names the providers in its one start-up line.
+    yield* Effect.logDebug(`push providers: ${gateway.providers.join(", ")}`)
     return gateway
   })
 

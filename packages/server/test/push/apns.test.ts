@@ -5,7 +5,7 @@
  * is built from configuration exactly as `herald serve` builds it.
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { makeApnsProvider } from "../../src/push/ApnsProvider.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import type { PushMessage, PushTarget } from "../../src/push/PushMessage.ts"
@@ -33,11 +33,15 @@ trustTestCa(certificates.ca)
 const apnsKey = makeApnsKey()
 
 const logLines: Array<string> = []
-const CaptureLogs = Logger.layer([
-  Logger.make(({ message }) => {
-    logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
-  })
-])
+// The gateway names its providers at Debug (`herald serve` prints the one start-up line).
+const CaptureLogs = Layer.mergeAll(
+  Logger.layer([
+    Logger.make(({ message }) => {
+      logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+  ]),
+  Layer.succeed(References.MinimumLogLevel, "Debug")
+)
 
 const environment = {
   APNS_KEY: apnsKey.pem,

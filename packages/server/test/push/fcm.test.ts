@@ -8,7 +8,7 @@
  * this file and trusted in-process.
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { makeFcmProvider } from "../../src/push/FcmProvider.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import type { PushMessage, PushTarget } from "../../src/push/PushMessage.ts"
@@ -32,11 +32,15 @@ trustTestCa(certificates.ca)
 const serviceAccount = makeServiceAccount(projectId)
 
 const logLines: Array<string> = []
-const CaptureLogs = Logger.layer([
-  Logger.make(({ message }) => {
-    logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
-  })
-])
+// The gateway names its providers at Debug (`herald serve` prints the one start-up line).
+const CaptureLogs = Layer.mergeAll(
+  Logger.layer([
+    Logger.make(({ message }) => {
+      logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+  ]),
+  Layer.succeed(References.MinimumLogLevel, "Debug")
+)
 
 const FakeLayer = FakeFcm.layer({ address, certificates, serviceAccount: serviceAccount.json, publicKey: serviceAccount.publicKey })
 

@@ -3,7 +3,7 @@
  * (no APNs, no FCM credentials), on a real database.
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Fiber, Layer, Logger, Metric, Option, Random } from "effect"
+import { ConfigProvider, Duration, Effect, Fiber, Layer, Logger, Metric, Option, Random, References } from "effect"
 import { TestClock } from "effect/testing"
 import { PushGateway, sendDuration, sendsTotal } from "../../src/push/PushGateway.ts"
 import type { PushMessage, PushTarget } from "../../src/push/PushMessage.ts"
@@ -11,11 +11,15 @@ import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
 
 const logLines: Array<string> = []
-const CaptureLogs = Logger.layer([
-  Logger.make(({ message }) => {
-    logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
-  })
-])
+// The gateway names its providers at Debug (`herald serve` prints the one start-up line).
+const CaptureLogs = Layer.mergeAll(
+  Logger.layer([
+    Logger.make(({ message }) => {
+      logLines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+  ]),
+  Layer.succeed(References.MinimumLogLevel, "Debug")
+)
 
 const TestLayer = Layer.mergeAll(
   PushGateway.layer.pipe(

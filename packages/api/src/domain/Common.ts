@@ -46,6 +46,8 @@ export type Uri = typeof Uri.Type
 /** `Ok`: `ok` is the constant true. A plain struct (not a class) so handlers may answer `{ ok: true }`. */
 export const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotate({ identifier: "Ok" })
 export type Ok = typeof Ok.Type
+/** The `Ok` answer. */
+export const ok: Ok = { ok: true }
 
 /** `bodyFormat` of notifications and inbox items: `text` or `markdown`. */
 export const BodyFormat = Schema.Literals(["text", "markdown"])

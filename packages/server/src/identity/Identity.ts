@@ -36,7 +36,6 @@ export class Identity extends Context.Service<Identity, {
   readonly removeDevice: (userId: string, deviceId: string) => Effect.Effect<void, NotFound>
   readonly registerDevice: (userId: string, input: RegisterDeviceRequest) => Effect.Effect<Device>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Device, NotFound>
-  readonly findDevice: (userId: string, deviceId: string) => Effect.Effect<Device, NotFound>
 }>()("herald/Identity") {
   static readonly layerNoDeps = Layer.effect(Identity, Effect.gen(function*() {
     const repo = yield* IdentityRepo
@@ -128,13 +127,6 @@ export class Identity extends Context.Service<Identity, {
       credentials.evict(tokenId)
     })
 
-    const findDevice = Effect.fn("Identity.findDevice")(function*(userId: string, deviceId: string) {
-      return yield* Effect.flatMap(repo.findDevice(userId, deviceId), Option.match({
-        onNone: () => Effect.fail(notFound("Device")),
-        onSome: Effect.succeed
-      }))
-    })
-
     const removeDevice = Effect.fn("Identity.removeDevice")(function*(userId: string, deviceId: string) {
       if (!(yield* repo.deleteDevice(userId, deviceId))) return yield* notFound("Device")
     })
@@ -172,8 +164,7 @@ export class Identity extends Context.Service<Identity, {
       listDevices: repo.listDevices,
       removeDevice,
       registerDevice,
-      setPushToStartToken,
-      findDevice
+      setPushToStartToken
     })
   }))
 

@@ -75,7 +75,6 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly touchTokens: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
   readonly touchSessions: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
   readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
-  readonly findDevice: (userId: string, deviceId: string) => Effect.Effect<Option.Option<Device>>
   readonly upsertDevice: (device: NewDevice) => Effect.Effect<Device>
   readonly deleteDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Option.Option<Device>>
@@ -175,13 +174,6 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
         sql`SELECT ${deviceColumns(sql)} FROM devices WHERE user_id = ${userId} ORDER BY created_at DESC, id DESC`
     })
 
-    const findDevice = SqlSchema.findOneOption({
-      Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String }),
-      Result: Device,
-      execute: ({ deviceId, userId }) =>
-        sql`SELECT ${deviceColumns(sql)} FROM devices WHERE id = ${deviceId} AND user_id = ${userId}`
-    })
-
     // A push token names one app install: registering it again updates that row,
     // reactivates it and hands it to the registering person.
     const upsertDevice = SqlSchema.findOne({
@@ -235,7 +227,6 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       touchTokens: touch("api_tokens"),
       touchSessions: touch("sessions"),
       listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
-      findDevice: (userId, deviceId) => findDevice({ userId, deviceId }).pipe(Effect.orDie),
       upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
       deleteDevice: (userId, deviceId) =>
         sql`DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id`.pipe(

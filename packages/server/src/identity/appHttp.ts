@@ -1,11 +1,9 @@
 /** Person API handlers of the identity capability. */
-import { ApiTokenList, AppApi, CurrentPerson, DeviceList, SandboxDeliveries } from "@herald/api"
-import { Effect } from "effect"
+import { ApiTokenList, AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries } from "@herald/api"
+import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 import { Identity } from "./Identity.ts"
-
-const ok = { ok: true } as const
 
 export const MeHandlers = HttpApiBuilder.group(AppApi, "me", Effect.fn(function*(handlers) {
   const identity = yield* Identity
@@ -41,10 +39,10 @@ export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Eff
     .handle("pushToStartToken", ({ params, payload }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.setPushToStartToken(person.userId, params.id, payload.token)))
     .handle("deliveries", ({ params }) =>
-      Effect.gen(function*() {
-        const person = yield* CurrentPerson
-        yield* identity.findDevice(person.userId, params.id)
-        const items = yield* sandbox.listForDevice(params.id)
-        return new SandboxDeliveries({ items })
-      }))
+      Effect.flatMap(CurrentPerson, (person) => sandbox.listForUserDevice(person.userId, params.id)).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new NotFound({ error: "Device not found." })),
+          onSome: (items) => Effect.succeed(new SandboxDeliveries({ items }))
+        }))
+      ))
 }))

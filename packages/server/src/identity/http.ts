@@ -1,10 +1,8 @@
 /** Agent API handlers of the identity capability: decode → service → encode. */
-import { AgentApi, ApiTokenList, CurrentAgent, DeviceList } from "@herald/api"
+import { AgentApi, ApiTokenList, CurrentAgent, DeviceList, ok } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Identity } from "./Identity.ts"
-
-const ok = { ok: true } as const
 
 export const AuthHandlers = HttpApiBuilder.group(AgentApi, "auth", Effect.fn(function*(handlers) {
   const identity = yield* Identity

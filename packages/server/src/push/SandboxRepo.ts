@@ -3,20 +3,11 @@
  * `push_sandbox_deliveries(id, device_id, push_type, priority, payload, created_at)`.
  * Ids are `sbx_` + a time-sortable random id; reads are oldest first.
  */
+import { SandboxDelivery } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { SqlError } from "effect/sql"
 import type { PushType } from "./PushMessage.ts"
-
-/** One recorded delivery, as `GET /api/app/devices/{id}/deliveries` serves it. */
-export const SandboxDelivery = Schema.Struct({
-  id: Schema.String,
-  pushType: Schema.Literals(["alert", "background", "liveactivity"]),
-  priority: Schema.Literals([5, 10]),
-  payload: Schema.Record(Schema.String, Schema.Unknown),
-  createdAt: Schema.String
-})
-export type SandboxDelivery = typeof SandboxDelivery.Type
 
 export interface NewSandboxDelivery {
   readonly id: string

@@ -81,8 +81,18 @@ const journey = (env: Record<string, string>) =>
     // Revocation through the agent API takes effect at once.
     assert.deepStrictEqual(yield* agent.tokens.revoke({ params: { id: narrow.token.id } }), { ok: true })
     assert.strictEqual((yield* Effect.flip(narrowAgent.auth.status()))._tag, "Unauthorized")
+    // The phone's Person API: push-to-start token, and what the sandbox sent it (nothing yet).
+    const started = yield* app.devices.pushToStartToken({ params: { id: phone.id }, payload: { token: "pts-e2e" } })
+    assert.isString(started.liveActivityTokenUpdatedAt)
+    assert.deepStrictEqual((yield* app.devices.deliveries({ params: { id: phone.id } })).items, [])
     assert.deepStrictEqual(yield* agent.devices.remove({ params: { id: phone.id } }), { ok: true })
     assert.deepStrictEqual((yield* agent.devices.list()).items, [])
+
+    // A token revokes itself.
+    const selfRevoking = yield* app.tokens.create({ payload: { name: "one-shot", scopes: [] } })
+    const { agent: oneShot } = yield* clients(server.baseUrl, session.token, selfRevoking.secret)
+    assert.deepStrictEqual(yield* oneShot.auth.revoke(), { ok: true })
+    assert.strictEqual((yield* Effect.flip(oneShot.auth.status()))._tag, "Unauthorized")
 
     // The Promise face against the same server.
     const herald = createClient({ baseUrl: server.baseUrl, token: full.secret })

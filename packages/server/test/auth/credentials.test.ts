@@ -5,7 +5,7 @@
  * at most once per credential per minute.
  */
 import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
@@ -55,6 +55,15 @@ const lastUsedInDb = (id: string) =>
       Effect.orDie
     )
 
+/** A database write made by a background fiber lands in real time: poll for it (bounded). */
+const eventually = <A, R>(read: Effect.Effect<A, never, R>, expected: A) =>
+  read.pipe(
+    Effect.flatMap((value) => value === expected ? Effect.succeed(value) : Effect.fail(value)),
+    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 40 }),
+    Effect.catch((value) => Effect.succeed(value)),
+    TestClock.withLive
+  )
+
 layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentials", (it) => {
   it.effect("secrets are well-formed, checksummed and typed", () =>
     Effect.sync(() => {
@@ -95,9 +104,12 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       // Still cached until the poller runs...
       yield* credentials.authenticateToken(secret)
       yield* TestClock.adjust("250 millis")
-      // ...the poll itself is real I/O: give it a moment of real time.
-      yield* TestClock.withLive(Effect.sleep("200 millis"))
-      const refused = yield* Effect.flip(credentials.authenticateToken(secret))
+      // ...the poll itself is real I/O: wait (in real time, bounded) for it to land.
+      const refused = yield* credentials.authenticateToken(secret).pipe(
+        Effect.flip,
+        Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 40 }),
+        TestClock.withLive
+      )
       assert.strictEqual(refused._tag, "Unauthorized")
     }).pipe(Effect.provide(Credentials.layerWith(options)), Effect.provide(TestClock.layer())))
 
@@ -111,8 +123,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       assert.strictEqual(first.lastUsedAt, at(0))
       assert.isNull(yield* lastUsedInDb(token.id))
       yield* TestClock.adjust("10 seconds")
-      yield* TestClock.withLive(Effect.sleep("200 millis"))
-      assert.strictEqual(yield* lastUsedInDb(token.id), at(0))
+      assert.strictEqual(yield* eventually(lastUsedInDb(token.id), at(0)), at(0))
       // Used again 20 s later: memory is fresh, the database is not written yet.
       yield* TestClock.adjust("10 seconds")
       const second = yield* credentials.authenticateToken(secret)
@@ -122,7 +133,6 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       assert.strictEqual(yield* lastUsedInDb(token.id), at(0))
       // A minute after the first write, the newest use is written.
       yield* TestClock.adjust("40 seconds")
-      yield* TestClock.withLive(Effect.sleep("200 millis"))
-      assert.strictEqual(yield* lastUsedInDb(token.id), at(20))
+      assert.strictEqual(yield* eventually(lastUsedInDb(token.id), at(20)), at(20))
     }).pipe(Effect.provide(Credentials.layerWith(quietPoll)), Effect.provide(TestClock.layer())))
 })

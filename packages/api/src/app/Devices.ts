@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Ok } from "../domain/Common.ts"
-import { Device, SandboxDeliveries } from "../domain/Identity.ts"
+import { Device, LiveActivityTokenEnvironment, Platform, SandboxDeliveries } from "../domain/Identity.ts"
 import { NotFound } from "../errors.ts"
 import { DeviceList } from "../agent/Devices.ts"
 import { personOperation } from "../Operation.ts"
@@ -12,12 +12,12 @@ const PushToken = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(
 
 /** Body of POST /api/app/devices. */
 export const RegisterDeviceRequest = Schema.Struct({
-  platform: Schema.Literals(["ios", "android"]),
+  platform: Platform,
   deviceName: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(100)))),
   pushToken: PushToken,
   liveActivitiesCapable: Schema.optionalKey(Schema.Boolean),
   interactiveLiveActivitiesCapable: Schema.optionalKey(Schema.Boolean),
-  liveActivityTokenEnvironment: Schema.optionalKey(Schema.NullOr(Schema.Literals(["sandbox", "production"])))
+  liveActivityTokenEnvironment: Schema.optionalKey(Schema.NullOr(LiveActivityTokenEnvironment))
 }).annotate({ identifier: "RegisterDeviceRequest" })
 export type RegisterDeviceRequest = typeof RegisterDeviceRequest.Type
 

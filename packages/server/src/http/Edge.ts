@@ -17,8 +17,7 @@
  *   error reporter in observability/ErrorLogging.ts).
  */
 import { ByteSize, Clock, Context, Effect, Layer, LogLevel, Metric, References } from "effect"
-import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpIncomingMessage } from "effect/http"
+import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { MAX_BODY_BYTES } from "../config/Limits.ts"
 
@@ -36,10 +35,11 @@ const codeByStatus: Record<number, { code: string; error: string }> = {
   503: { code: "SERVICE_UNAVAILABLE", error: "Service unavailable." }
 }
 
-export const errorResponse = (status: number, override?: { code?: string; error?: string }) => {
-  const base = codeByStatus[status] ?? { code: `HTTP_${status}`, error: "Request failed." }
-  return HttpServerResponse.jsonUnsafe({ error: override?.error ?? base.error, code: override?.code ?? base.code }, { status })
-}
+/** The spec's error body for a status the framework answered on its own. */
+const errorResponse = (status: number) =>
+  HttpServerResponse.jsonUnsafe(codeByStatus[status] === undefined
+    ? { error: "Request failed.", code: `HTTP_${status}` }
+    : { error: codeByStatus[status].error, code: codeByStatus[status].code }, { status })
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) => {
   const type = response.body._tag === "Empty" ? undefined : response.body.contentType

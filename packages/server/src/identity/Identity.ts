@@ -42,8 +42,8 @@ export class Identity extends Context.Service<Identity, {
     const credentials = yield* Credentials
 
     const createUser = Effect.fn("Identity.createUser")(function*(input: { email: string; name: string }) {
-      const email = input.email.trim()
-      const name = input.name.trim()
+      // decisions.md: strings are trimmed of nothing.
+      const { email, name } = input
       const issues = [
         ...(EMAIL.test(email) && email.length <= 254 ? [] : [{ path: "email", message: "Expected an email address" }]),
         ...(name.length > 0 && name.length <= 100 ? [] : [{ path: "name", message: "Expected 1 to 100 characters" }])
@@ -57,7 +57,7 @@ export class Identity extends Context.Service<Identity, {
     })
 
     const createSession = Effect.fn("Identity.createSession")(function*(user: string) {
-      const person = yield* Effect.flatMap(repo.findUser(user.trim()), Option.match({
+      const person = yield* Effect.flatMap(repo.findUser(user), Option.match({
         onNone: () => Effect.fail(notFound(`Person ${user}`)),
         onSome: Effect.succeed
       }))
@@ -100,19 +100,15 @@ export class Identity extends Context.Service<Identity, {
       if (expiresAt !== null && Date.parse(expiresAt) <= now) {
         return yield* new ValidationFailed({
           error: "Invalid token.",
-          issues: [{ path: "expiresAt", message: "Expected a time in the future" }]
+          issues: [{ path: "body.expiresAt", message: "Expected a time in the future" }]
         })
-      }
-      const name = input.name.trim()
-      if (name.length === 0) {
-        return yield* new ValidationFailed({ error: "Invalid token.", issues: [{ path: "name", message: "Expected a non-empty name" }] })
       }
       const secret = generateSecret("hld")
       const scopes = [...new Set<Scope>(input.scopes)]
       const token = yield* repo.insertToken({
         id: yield* makeId("tok"),
         userId,
-        name,
+        name: input.name,
         prefix: displayPrefix(secret),
         tokenHash: hashSecret(secret),
         scopes,

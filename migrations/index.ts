@@ -4,7 +4,9 @@
  */
 import { Migrator } from "effect/sql"
 import m0001 from "./0001_identity.ts"
+import m0002 from "./0002_messaging.ts"
 
 export const loader = Migrator.fromRecord({
-  "0001_identity": m0001
+  "0001_identity": m0001,
+  "0002_messaging": m0002
 })

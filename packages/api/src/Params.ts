@@ -13,3 +13,20 @@ const prefixedId = (prefix: string, identifier: string) =>
 
 export const TokenId = prefixedId("tok", "TokenId")
 export const DeviceId = prefixedId("dev", "DeviceId")
+export const ServiceId = prefixedId("svc", "ServiceId")
+
+/** A notification in withdraw: `anot_…` or the inbox's composite `notification:anot_…`. */
+export const NotificationRef = Schema.String.check(
+  Schema.isPattern(/^(?:notification:)?anot_[0-9A-Za-z]{1,64}$/)
+).annotate({ identifier: "NotificationRef", description: "`anot_…` or `notification:anot_…`." })
+
+/** An inbox item: `event:evt_…` or `notification:anot_…`. */
+export const InboxItemRef = Schema.String.check(
+  Schema.isPattern(/^(?:event:evt|notification:anot)_[0-9A-Za-z]{1,64}$/)
+).annotate({ identifier: "InboxItemRef", description: "`event:evt_…` or `notification:anot_…`." })
+
+/** The secret of a webhook URL (`hlw_…`); the URL's only credential. */
+export const WebhookToken = Schema.String.check(Schema.isPattern(/^hlw_[0-9A-Za-z]{1,128}$/)).annotate({
+  identifier: "WebhookToken",
+  description: "The `hlw_…` token embedded in a service's webhook URL."
+})

@@ -55,6 +55,30 @@ export class Conflict extends Schema.Error<Conflict>("Conflict")({
   ...body("Conflict", "CONFLICT")
 }, { httpApiStatus: 409, description: "Conflicts with the current state (`CONFLICT`)." }) {}
 
+/** 409: an `Idempotency-Key` whose first request is still running. */
+export class IdempotencyKeyInUse extends Schema.Error<IdempotencyKeyInUse>("IdempotencyKeyInUse")({
+  ...body("IdempotencyKeyInUse", "IDEMPOTENCY_KEY_IN_USE")
+}, {
+  httpApiStatus: 409,
+  description: "A request with this `Idempotency-Key` is still running; retry it later (`IDEMPOTENCY_KEY_IN_USE`)."
+}) {}
+
+/** 422: an `Idempotency-Key` reused with a different body. */
+export class IdempotencyKeyReused extends Schema.Error<IdempotencyKeyReused>("IdempotencyKeyReused")({
+  ...body("IdempotencyKeyReused", "IDEMPOTENCY_KEY_REUSED")
+}, {
+  httpApiStatus: 422,
+  description: "This `Idempotency-Key` was used within 24 h with a different body (`IDEMPOTENCY_KEY_REUSED`)."
+}) {}
+
+/** 502: withdrawing a notification when no device accepted the removal command. */
+export class WithdrawFailed extends Schema.Error<WithdrawFailed>("WithdrawFailed")({
+  ...body("WithdrawFailed", "WITHDRAW_FAILED")
+}, {
+  httpApiStatus: 502,
+  description: "No device accepted the removal command (`WITHDRAW_FAILED`); the inbox copy is marked read anyway."
+}) {}
+
 /** 413: the body is over the route's limit (1 MiB unless stated). */
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
   ...body("PayloadTooLarge", "PAYLOAD_TOO_LARGE")

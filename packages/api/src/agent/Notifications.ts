@@ -1,0 +1,83 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { BodyFormat, Uri } from "../domain/Common.ts"
+import { AgentNotificationCreated, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
+import { IdempotencyKeyInUse, IdempotencyKeyReused, NotFound, WithdrawFailed } from "../errors.ts"
+import { agentOperation } from "../Operation.ts"
+import { NotificationRef } from "../Params.ts"
+import { AgentAuth } from "../Security.ts"
+
+const Link = Uri.check(Schema.isMaxLength(2048))
+
+/** A project an item is filed under: a caller-chosen name (the inbox groups by it). */
+export const ProjectId = Schema.String.check(Schema.isPattern(/^[0-9A-Za-z][0-9A-Za-z._:-]{0,99}$/)).annotate({
+  identifier: "ProjectId",
+  description: "A caller-chosen project id (1–100 of `A-Z a-z 0-9 . _ : -`, not starting with a symbol); the inbox " +
+    "groups items by it. The word `unfiled` is reserved for items without a project."
+})
+
+/** Body of POST /notifications. */
+export const CreateNotificationRequest = Schema.Struct({
+  title: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  body: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(10_000)),
+  summary: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(500)))),
+  bodyFormat: Schema.optionalKey(BodyFormat),
+  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
+  url: Schema.optionalKey(Schema.NullOr(Link)),
+  projectId: Schema.optionalKey(Schema.NullOr(ProjectId.check(Schema.makeFilter((s: string) => s !== "unfiled", {
+    expected: "a project id other than the reserved word `unfiled`"
+  })))),
+  appId: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^app_[0-9A-Za-z]{1,64}$/))),
+  deviceIds: Schema.optionalKey(
+    Schema.Array(Schema.String.check(Schema.isPattern(/^dev_[0-9A-Za-z]{1,64}$/))).check(
+      Schema.isMinLength(1),
+      Schema.isMaxLength(100)
+    )
+  )
+}).annotate({ identifier: "CreateNotificationRequest" })
+export type CreateNotificationRequest = typeof CreateNotificationRequest.Type
+
+/** decisions.md: 1–255 visible ASCII characters. */
+export const IdempotencyKey = Schema.String.check(Schema.isPattern(/^[\x21-\x7e]{1,255}$/)).annotate({
+  identifier: "IdempotencyKey",
+  description: "1–255 visible ASCII characters. Same account + route + key within 24 h replays the first response."
+})
+
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optionalKey(IdempotencyKey)
+})
+
+export class NotificationsGroup extends HttpApiGroup.make("notifications")
+  .add(
+    HttpApiEndpoint.post("create", "/notifications", {
+      headers: IdempotencyHeaders,
+      payload: CreateNotificationRequest,
+      success: [AgentNotificationCreated.pipe(HttpApiSchema.status(201)), AgentNotificationCreated],
+      error: [NotFound, IdempotencyKeyReused, IdempotencyKeyInUse]
+    }).pipe(agentOperation({
+      summary: "Send a one-shot push",
+      description: "Pushes to the account's active devices (or to `deviceIds`, each of which must be the account's: " +
+        "otherwise 404) and files the push in the inbox. Every device push is committed to a durable queue before the " +
+        "answer; `accepted` counts the devices whose provider accepted during the request, the rest are retried in " +
+        "the background (their receipts show in the inbox detail's `pushReceipts`). `bodyFormat: markdown` bodies are " +
+        "stored as given and previewed as plain text. `Idempotency-Key`: the same body within 24 h replays the first " +
+        "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
+        "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.",
+      scopes: ["notifications:send"]
+    })),
+    HttpApiEndpoint.post("withdraw", "/notifications/:id/withdraw", {
+      params: { id: NotificationRef },
+      success: AgentNotificationWithdrawn,
+      error: [NotFound, WithdrawFailed]
+    }).pipe(agentOperation({
+      summary: "Withdraw a push from the device tray",
+      description: "Sends a silent removal command (APNs background push / FCM data message naming the push's collapse " +
+        "id) to every device that accepted the push, and marks the inbox copy read. `withdrawn` when every such device " +
+        "accepted the command, `withdraw_partial` when some did; 502 `WITHDRAW_FAILED` when none did (or none had " +
+        "accepted the push). `accepted` counts the devices that accepted the command. `{id}` is `anot_…` or " +
+        "`notification:anot_…`.",
+      scopes: ["notifications:send"]
+    }))
+  )
+  .middleware(AgentAuth)
+{}

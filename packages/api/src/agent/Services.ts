@@ -1,0 +1,109 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Ok, Uri } from "../domain/Common.ts"
+import { AgentService, ServiceCreated } from "../domain/Services.ts"
+import { NotFound, Forbidden } from "../errors.ts"
+import { agentOperation } from "../Operation.ts"
+import { ServiceId } from "../Params.ts"
+import { AgentAuth } from "../Security.ts"
+
+const Title = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
+const Link = Uri.check(Schema.isMaxLength(2048))
+const ReplyWebhookId = Schema.String.check(Schema.isPattern(/^whk_[0-9A-Za-z]{1,64}$/))
+
+/** Body of POST /services. */
+export const CreateServiceRequest = Schema.Struct({
+  title: Title,
+  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
+  url: Schema.optionalKey(Schema.NullOr(Link)),
+  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
+}).annotate({ identifier: "CreateServiceRequest" })
+export type CreateServiceRequest = typeof CreateServiceRequest.Type
+
+/** Body of PATCH /services/{id}: the fields to change; `null` clears a nullable one. */
+export const UpdateServiceRequest = Schema.Struct({
+  title: Schema.optionalKey(Title),
+  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
+  url: Schema.optionalKey(Schema.NullOr(Link)),
+  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
+}).annotate({ identifier: "UpdateServiceRequest" })
+export type UpdateServiceRequest = typeof UpdateServiceRequest.Type
+
+/** Body of POST /services/{id}/share. */
+export const ShareServiceRequest = Schema.Struct({
+  familyId: Schema.NullOr(Schema.String.check(Schema.isPattern(/^team_[0-9A-Za-z]{1,64}$/)))
+}).annotate({ identifier: "ShareServiceRequest" })
+export type ShareServiceRequest = typeof ShareServiceRequest.Type
+
+export class ServiceList extends Schema.Class<ServiceList>("ServiceList")({
+  items: Schema.Array(AgentService)
+}) {}
+
+export class ServicesGroup extends HttpApiGroup.make("services")
+  .add(
+    HttpApiEndpoint.get("list", "/services", { success: ServiceList }).pipe(agentOperation({
+      summary: "List webhook services",
+      description: "The account's webhook services and those shared with a family the account belongs to, newest " +
+        "first, without webhook URLs.",
+      scopes: ["services:read"]
+    })),
+    HttpApiEndpoint.post("create", "/services", {
+      payload: CreateServiceRequest,
+      success: ServiceCreated.pipe(HttpApiSchema.status(201))
+    }).pipe(agentOperation({
+      summary: "Create a webhook service",
+      description: "Creates a service that receives inbound notifications at its webhook URL. The URL embeds a random " +
+        "256-bit token (`hlw_…`) that Herald stores only as a hash: it is returned here once. `defaultReplyWebhookId` " +
+        "must name one of the account's reply webhooks.",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.get("get", "/services/:id", { params: { id: ServiceId }, success: AgentService, error: NotFound })
+      .pipe(agentOperation({
+        summary: "Get a webhook service",
+        description: "One AgentService the account created or can see through its family. Any other answers 404.",
+        scopes: ["services:read"]
+      })),
+    HttpApiEndpoint.patch("update", "/services/:id", {
+      params: { id: ServiceId },
+      payload: UpdateServiceRequest,
+      success: AgentService,
+      error: NotFound
+    }).pipe(agentOperation({
+      summary: "Update a webhook service",
+      description: "Updates title, avatar (`imageUrl`), tap URL or default reply webhook. The creator may update; on a " +
+        "shared service the family's owner may too. Anyone else: 404.",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.delete("remove", "/services/:id", { params: { id: ServiceId }, success: Ok, error: NotFound })
+      .pipe(agentOperation({
+        summary: "Delete a webhook service",
+        description: "Deletes the service; its webhook URL stops working at once. Its past events stay in history. " +
+          "The creator may delete; on a shared service the family's owner may too. Anyone else: 404.",
+        scopes: ["services:write"]
+      })),
+    HttpApiEndpoint.post("share", "/services/:id/share", {
+      params: { id: ServiceId },
+      payload: ShareServiceRequest,
+      success: AgentService,
+      error: [NotFound, Forbidden]
+    }).pipe(agentOperation({
+      summary: "Share a webhook service with a family",
+      description: "`familyId` shares the service with that family (the caller must be a member), `null` unshares it. " +
+        "Only the original creator may share or unshare (others who can see it: 403 `FORBIDDEN`). Accepted family " +
+        "members receive its alerts with independent inbox read state. A creator leaving the family unshares the " +
+        "creator's services automatically.",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.post("rotate", "/services/:id/rotate", {
+      params: { id: ServiceId },
+      success: ServiceCreated,
+      error: [NotFound, Forbidden]
+    }).pipe(agentOperation({
+      summary: "Rotate a webhook service's token",
+      description: "Issues a new webhook URL, returned once; the old URL stops working at once (404). Only the creator " +
+        "may rotate (a family owner: 403 `FORBIDDEN`).",
+      scopes: ["services:write"]
+    }))
+  )
+  .middleware(AgentAuth)
+{}

@@ -22,6 +22,7 @@ import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.
 import { Identity } from "../identity/Identity.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
+import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 
@@ -38,8 +39,10 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(AppApi, { path: "/api/app/docs" })
 )
 
+const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
+
 /** Everything that needs the database, built on a migrated one. */
-export const CapabilitiesLayer = Layer.mergeAll(Identity.layer, SandboxRepo.layer, PushGateway.layer).pipe(
+export const CapabilitiesLayer = Layer.mergeAll(Identity.layer, SandboxRepo.layer, PushLayer).pipe(
   Layer.provideMerge(MigrationsLayer)
 )
 

@@ -1,0 +1,48 @@
+/**
+ * How the durable push outbox drains: concurrency, batch size, retry budget,
+ * and the operator's pause switch (accept and queue pushes, send none, e.g.
+ * while a provider credential is being replaced; unpausing drains the queue).
+ */
+import { Config, Context, Duration, Layer } from "effect"
+
+export interface OutboxConfigShape {
+  /** Provider requests in flight at once per node, background and request paths together. */
+  readonly concurrency: number
+  /** Receipts one worker pass claims. */
+  readonly batchSize: number
+  /** Attempts per receipt before it ends as `error`. */
+  readonly maxAttempts: number
+  /** How often a node looks for due work it was not woken for (other nodes' rows, retries). */
+  readonly pollInterval: Duration.Duration
+  /** How long a request waits for its own pushes before answering with what was accepted so far. */
+  readonly requestWait: Duration.Duration
+  /** A claim older than this belongs to a process that died mid-send: its receipt becomes `unknown`. */
+  readonly staleClaim: Duration.Duration
+  readonly paused: boolean
+}
+
+export const outboxConfig: Config.Config<OutboxConfigShape> = Config.all({
+  concurrency: Config.Int("HERALD_PUSH_CONCURRENCY").pipe(Config.withDefault(64)),
+  paused: Config.Boolean("HERALD_PUSH_PAUSED").pipe(Config.withDefault(false))
+}).pipe(Config.map((c) => ({
+  concurrency: Math.max(1, c.concurrency),
+  batchSize: 100,
+  maxAttempts: 8,
+  pollInterval: Duration.millis(500),
+  requestWait: Duration.seconds(5),
+  staleClaim: Duration.minutes(2),
+  paused: c.paused
+})))
+
+export class OutboxConfig extends Context.Service<OutboxConfig, OutboxConfigShape>()("herald/OutboxConfig") {
+  static readonly layer = Layer.effect(OutboxConfig, outboxConfig)
+}
+
+export const outboxEnvironmentVariables: ReadonlyArray<{ readonly name: string; readonly default: string; readonly description: string }> = [
+  { name: "HERALD_PUSH_CONCURRENCY", default: "64", description: "Push provider requests in flight at once on this node." },
+  {
+    name: "HERALD_PUSH_PAUSED",
+    default: "false",
+    description: "`true`: accept and durably queue pushes but send none (requests answer `accepted: 0`); restarting without it drains the queue."
+  }
+]

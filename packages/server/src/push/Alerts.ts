@@ -1,0 +1,61 @@
+/**
+ * The push messages of messaging: an alert (a notification or a webhook-service
+ * delivery shown in the tray) and the silent command that withdraws it. The
+ * alert's collapse id is what the withdraw command names, so the phone app can
+ * remove exactly that push from the tray.
+ */
+import type { PushMessage } from "./PushMessage.ts"
+
+export interface AlertContent {
+  /** The inbox id the push opens: `notification:anot_…` or `event:evt_…`. */
+  readonly ref: string
+  /** The collapse id: the item's own id (`anot_…`, `evt_…`), at most 64 bytes as APNs requires. */
+  readonly collapseId: string
+  readonly title: string
+  /** Plain text shown in the tray (a markdown body is previewed, never sent raw). */
+  readonly body: string
+  readonly url: string | null
+  readonly imageUrl: string | null
+  /** Groups the tray by project (`thread-id` on iOS). */
+  readonly threadId: string | null
+}
+
+const optional = (entries: Record<string, string | null>): Record<string, string> =>
+  Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== null))
+
+/** A visible alert, delivered now (priority 10). */
+export const alertMessage = (alert: AlertContent): PushMessage => {
+  const extra = optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl })
+  return {
+    pushType: "alert",
+    priority: 10,
+    collapseId: alert.collapseId,
+    apns: {
+      aps: {
+        alert: { title: alert.title, body: alert.body },
+        sound: "default",
+        // Lets the app's notification service extension fetch `imageUrl`.
+        ...(alert.imageUrl !== null ? { "mutable-content": 1 } : {}),
+        ...(alert.threadId !== null ? { "thread-id": alert.threadId } : {})
+      },
+      herald: extra
+    },
+    fcm: {
+      notification: { title: alert.title, body: alert.body },
+      data: extra,
+      android: { priority: "high", collapseKey: alert.collapseId }
+    }
+  }
+}
+
+/**
+ * The silent removal command: an APNs background push (priority 5, as Apple
+ * requires for `content-available`) and an FCM data message, both naming the
+ * collapse id of the alert to remove.
+ */
+export const withdrawMessage = (collapseId: string): PushMessage => ({
+  pushType: "background",
+  priority: 5,
+  apns: { aps: { "content-available": 1 }, herald: { withdraw: collapseId } },
+  fcm: { data: { withdraw: collapseId }, android: { priority: "high" } }
+})

@@ -1,0 +1,261 @@
+/**
+ * The durable push outbox. Every device push is a committed `push_receipts`
+ * row before any answer says "queued"; sending is claim → send → record:
+ *
+ * - `pending`: committed, due at `next_attempt_at`. A crash loses nothing.
+ * - `sending`: claimed (committed) just before the provider call, so the push
+ *   may have reached the provider. A claim that outlives `staleClaim` belonged
+ *   to a process that died mid-send: it becomes `unknown` and is never sent
+ *   again, so no receipt reaches a provider twice.
+ * - `accepted` / `error`: the provider's answer; transient failures go back to
+ *   `pending` with backoff (+ jitter, honouring `Retry-After`) until
+ *   `maxAttempts`.
+ *
+ * Requests send their own pushes at once (`sendNow`) and answer with what was
+ * accepted; a background worker per node drains whatever is due (retries, a
+ * request that stopped waiting, rows left by a restart), claiming with
+ * `FOR UPDATE SKIP LOCKED` so several nodes share the table. Nothing holds a
+ * connection while a provider answers (the embedded database has one).
+ */
+import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Random, Ref, Schema, Semaphore } from "effect"
+import { SqlClient } from "effect/sql"
+import { OutboxConfig } from "../config/OutboxConfig.ts"
+import { makeId } from "../lib/Ids.ts"
+import { backoffDelay, PushGateway } from "./PushGateway.ts"
+import type { PushMessage, PushOutcome } from "./PushMessage.ts"
+
+export interface NewPush {
+  readonly userId: string
+  readonly deviceId: string
+  readonly origin: "event" | "notification"
+  readonly itemId: string
+  readonly purpose: "alert" | "withdraw"
+  readonly message: PushMessage
+}
+
+export interface SendSummary {
+  /** Receipts whose provider accepted before the answer. */
+  readonly accepted: number
+  /** Receipts refused for good or out of attempts. */
+  readonly failed: number
+  /** Receipts still queued (transient failure, or not answered within the wait). */
+  readonly queued: number
+}
+
+export interface OutboxShape {
+  /**
+   * Commits pushes as `pending` receipts, in the caller's transaction when
+   * there is one; answers their ids in order. Call `sendNow` or `wake` after
+   * the transaction commits.
+   */
+  readonly enqueue: (pushes: ReadonlyArray<NewPush>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Sends these pending receipts now and waits (at most the configured request
+   * wait) for the providers. Sends still running then finish in the background.
+   */
+  readonly sendNow: (receiptIds: ReadonlyArray<string>) => Effect.Effect<SendSummary>
+  /** Tells this node's worker that work is due (e.g. after committing receipts it will not send itself). */
+  readonly wake: Effect.Effect<void>
+}
+
+const Claimed = Schema.Struct({
+  id: Schema.String,
+  deviceId: Schema.String,
+  attempts: Schema.Number,
+  message: Schema.Unknown,
+  platform: Schema.Literals(["ios", "android"]),
+  pushToken: Schema.String,
+  environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
+  active: Schema.Boolean
+})
+type Claimed = typeof Claimed.Type
+const decodeClaimed = Schema.decodeUnknownSync(Schema.Array(Claimed))
+
+interface Result {
+  readonly id: string
+  readonly status: "pending" | "accepted" | "error"
+  readonly providerId: string | null
+  readonly errorCode: string | null
+  /** For `pending`: when to try again. */
+  readonly nextAttemptAt: string | null
+}
+
+export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbox") {
+  static readonly layerNoDeps = Layer.effect(Outbox, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const gateway = yield* PushGateway
+    const config = yield* OutboxConfig
+    const node = yield* makeId("rcp")
+    const permits = yield* Semaphore.make(config.concurrency)
+    const wakeups = yield* Queue.sliding<void>(1)
+    const outboxScope = yield* Effect.scope
+
+    const enqueue = (pushes: ReadonlyArray<NewPush>) =>
+      Effect.gen(function*() {
+        if (pushes.length === 0) return []
+        const ids: Array<string> = []
+        for (let i = 0; i < pushes.length; i++) ids.push(yield* makeId("rcp"))
+        yield* sql`
+          INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message)
+          SELECT * FROM unnest(
+            ${ids}::text[], ${pushes.map((p) => p.userId)}::text[], ${pushes.map((p) => p.deviceId)}::text[],
+            ${pushes.map((p) => p.origin)}::text[], ${pushes.map((p) => p.itemId)}::text[],
+            ${pushes.map((p) => p.purpose)}::text[], ${pushes.map((p) => JSON.stringify(p.message))}::jsonb[])`
+        return ids
+      }).pipe(Effect.orDie, Effect.withSpan("Outbox.enqueue"))
+
+    // Claiming commits `sending` before any provider call: the at-most-once line.
+    const claimed = (rows: ReadonlyArray<unknown>) => decodeClaimed(rows)
+    const claimColumns = sql`
+      r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
+      d.live_activity_token_environment AS environment, d.active`
+
+    const claimIds = (ids: ReadonlyArray<string>) =>
+      sql`
+        WITH c AS (
+          SELECT id FROM push_receipts WHERE id = ANY(${ids}::text[]) AND status = 'pending'
+          FOR UPDATE SKIP LOCKED)
+        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
+        FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
+        RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
+
+    const claimDue = sql`
+      WITH c AS (
+        SELECT id FROM push_receipts WHERE status = 'pending' AND next_attempt_at <= now()
+        ORDER BY next_attempt_at LIMIT ${config.batchSize}
+        FOR UPDATE SKIP LOCKED)
+      UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
+      FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
+      RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
+
+    const resultOf = (row: Claimed, outcome: PushOutcome, now: number, random: number): Result => {
+      switch (outcome._tag) {
+        case "Accepted":
+          return { id: row.id, status: "accepted", providerId: outcome.providerId, errorCode: null, nextAttemptAt: null }
+        case "Rejected":
+          return { id: row.id, status: "error", providerId: null, errorCode: outcome.reason, nextAttemptAt: null }
+        case "Retry": {
+          if (row.attempts >= config.maxAttempts) {
+            return { id: row.id, status: "error", providerId: null, errorCode: outcome.reason, nextAttemptAt: null }
+          }
+          const wait = backoffDelay(row.attempts, outcome.retryAfter, random)
+          return {
+            id: row.id,
+            status: "pending",
+            providerId: null,
+            errorCode: outcome.reason,
+            nextAttemptAt: new Date(now + Duration.toMillis(wait)).toISOString()
+          }
+        }
+      }
+    }
+
+    const record = (results: ReadonlyArray<Result>) =>
+      results.length === 0 ? Effect.void : sql`
+        UPDATE push_receipts AS r SET
+          status = v.status, provider_id = v.provider_id, error_code = v.error_code,
+          checked_at = now(), claimed_at = NULL, claimed_by = NULL,
+          next_attempt_at = COALESCE(v.next_attempt_at, r.next_attempt_at)
+        FROM unnest(
+          ${results.map((r) => r.id)}::text[], ${results.map((r) => r.status)}::text[],
+          ${results.map((r) => r.providerId)}::text[], ${results.map((r) => r.errorCode)}::text[],
+          ${results.map((r) => r.nextAttemptAt)}::timestamptz[]
+        ) AS v(id, status, provider_id, error_code, next_attempt_at)
+        WHERE r.id = v.id AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
+
+    /** One provider call under the node's concurrency bound. Never fails. */
+    const sendOne = (row: Claimed) =>
+      Effect.gen(function*() {
+        if (!row.active) {
+          return { id: row.id, status: "error", providerId: null, errorCode: "DeviceInactive", nextAttemptAt: null } satisfies Result
+        }
+        const outcome = yield* permits.withPermits(1)(gateway.send(
+          {
+            deviceId: row.deviceId,
+            platform: row.platform,
+            token: row.pushToken,
+            ...(row.environment !== null ? { environment: row.environment } : {})
+          },
+          row.message as PushMessage
+        ))
+        return resultOf(row, outcome, yield* Clock.currentTimeMillis, yield* Random.next)
+      })
+
+    /**
+     * Sends claimed rows and records every answer in one statement. Runs to the
+     * end once started (shutdown waits for it), so a claim is always resolved
+     * by this process unless the process dies.
+     */
+    const sendClaimed = (rows: ReadonlyArray<Claimed>, tally?: Ref.Ref<SendSummary>) =>
+      Effect.forEach(rows, (row) =>
+        sendOne(row).pipe(Effect.tap((result) =>
+          tally === undefined ? Effect.void : Ref.update(tally, (t) => ({
+            accepted: t.accepted + (result.status === "accepted" ? 1 : 0),
+            failed: t.failed + (result.status === "error" ? 1 : 0),
+            queued: t.queued - (result.status === "pending" ? 0 : 1)
+          })))), { concurrency: "unbounded" }).pipe(
+        Effect.flatMap((results) =>
+          Effect.andThen(
+            record(results),
+            results.some((r) => r.status === "pending") ? Queue.offer(wakeups, undefined) : Effect.void
+          )),
+        Effect.uninterruptible,
+        Effect.orDie
+      )
+
+    const sendNow = (receiptIds: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const tally = yield* Ref.make<SendSummary>({ accepted: 0, failed: 0, queued: receiptIds.length })
+        if (config.paused || receiptIds.length === 0) return yield* Ref.get(tally)
+        const rows = yield* claimIds(receiptIds).pipe(Effect.orDie)
+        // Forked into the outbox's scope: a caller that stops waiting (or
+        // disconnects) does not interrupt sends already under way.
+        const fiber = yield* Effect.forkIn(sendClaimed(rows, tally), outboxScope)
+        yield* Fiber.await(fiber).pipe(Effect.timeoutOption(config.requestWait))
+        return yield* Ref.get(tally)
+      }).pipe(Effect.withSpan("Outbox.sendNow"))
+
+    // Claims left by a process that died mid-send: the provider may have the
+    // push, so it is not sent again.
+    const expireStaleClaims = sql`
+      UPDATE push_receipts SET status = 'unknown', checked_at = now(), claimed_at = NULL
+      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${Duration.toSeconds(config.staleClaim)})`.pipe(
+      Effect.flatMap(() => Effect.void)
+    )
+
+    const drainOnce = Effect.gen(function*() {
+      const rows = yield* claimDue
+      if (rows.length > 0) yield* sendClaimed(rows)
+      return rows.length
+    })
+
+    const worker = Effect.gen(function*() {
+      let sinceSweep = Number.POSITIVE_INFINITY
+      while (true) {
+        if (sinceSweep > Duration.toMillis(config.staleClaim) / 4) {
+          yield* expireStaleClaims
+          sinceSweep = 0
+        }
+        const claimedCount = yield* drainOnce
+        if (claimedCount < config.batchSize) {
+          const started = yield* Clock.currentTimeMillis
+          yield* Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))
+          sinceSweep += (yield* Clock.currentTimeMillis) - started
+        }
+      }
+    }).pipe(
+      // A database outage must not end the worker: log, wait, go on.
+      Effect.catchCause((cause) => Effect.logWarning("push outbox worker failed; retrying", cause)),
+      Effect.andThen(Effect.sleep(config.pollInterval)),
+      Effect.forever
+    )
+
+    if (!config.paused) yield* Effect.forkScoped(worker)
+    else yield* Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent")
+
+    return Outbox.of({ enqueue, sendNow, wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid) })
+  }))
+
+  /** Needs `PushGateway` and `SqlClient`. */
+  static readonly layer = Outbox.layerNoDeps.pipe(Layer.provide(OutboxConfig.layer))
+}

@@ -153,14 +153,11 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     const record = (results: ReadonlyArray<Result>) =>
       results.length === 0 ? Effect.void : sql`
         UPDATE push_receipts AS r SET
-          status = v.status, provider_id = v.provider_id, error_code = v.error_code,
+          status = v.status, provider_id = v."providerId", error_code = v."errorCode",
           checked_at = now(), claimed_at = NULL, claimed_by = NULL,
-          next_attempt_at = COALESCE(v.next_attempt_at, r.next_attempt_at)
-        FROM unnest(
-          ${results.map((r) => r.id)}::text[], ${results.map((r) => r.status)}::text[],
-          ${results.map((r) => r.providerId)}::text[], ${results.map((r) => r.errorCode)}::text[],
-          ${results.map((r) => r.nextAttemptAt)}::timestamptz[]
-        ) AS v(id, status, provider_id, error_code, next_attempt_at)
+          next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
+        FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
+          AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
         WHERE r.id = v.id AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
 
     /** One provider call under the node's concurrency bound. Never fails. */
@@ -200,6 +197,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
             results.some((r) => r.status === "pending") ? Queue.offer(wakeups, undefined) : Effect.void
           )),
         Effect.uninterruptible,
+        Effect.tapCause((cause) => Effect.logError("push outbox could not record provider answers", cause)),
         Effect.orDie
       )
 

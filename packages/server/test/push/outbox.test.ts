@@ -1,0 +1,176 @@
+/**
+ * The durable push outbox on a real database with the sandbox provider:
+ * request-path sends, the background worker, retries to a final error, dead
+ * tokens, and claims a crashed process left behind (never sent again).
+ */
+import { assert, layer } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
+import { alertMessage } from "../../src/push/Alerts.ts"
+import { Outbox } from "../../src/push/Outbox.ts"
+import type { NewPush } from "../../src/push/Outbox.ts"
+import { PushGateway } from "../../src/push/PushGateway.ts"
+import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
+import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
+
+const TestConfig = Layer.succeed(OutboxConfig, {
+  concurrency: 8,
+  batchSize: 10,
+  maxAttempts: 3,
+  pollInterval: Duration.millis(50),
+  requestWait: Duration.seconds(5),
+  staleClaim: Duration.seconds(1),
+  paused: false
+})
+
+const TestLayer = Outbox.layerNoDeps.pipe(
+  Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
+  Layer.provideMerge(SandboxRepo.layer),
+  Layer.provide(TestConfig),
+  Layer.provideMerge(TestDatabase)
+)
+
+const push = (deviceId: string, itemId = uniqueId("anot")): NewPush => ({
+  userId: "usr_test",
+  deviceId,
+  origin: "notification",
+  itemId,
+  purpose: "alert",
+  message: alertMessage({
+    ref: `notification:${itemId}`,
+    collapseId: itemId,
+    title: "Build finished",
+    body: "All green",
+    url: null,
+    imageUrl: null,
+    threadId: null
+  })
+})
+
+const device = (token: string, platform: "ios" | "android" = "ios") =>
+  Effect.gen(function*() {
+    const id = uniqueId("dev")
+    yield* insertDevice({ id, platform, token: `${token}${uniqueId("")}` })
+    return id
+  })
+
+interface ReceiptRow {
+  readonly status: string
+  readonly attempts: number
+  readonly errorCode: string | null
+  readonly providerId: string | null
+}
+
+const receipt = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<ReceiptRow>`SELECT status, attempts, error_code, provider_id FROM push_receipts WHERE id = ${id}`).pipe(
+    Effect.map((rows) => rows[0]!)
+  )
+
+const deliveries = (deviceId: string) => Effect.flatMap(SandboxRepo, (repo) => repo.listForDevice(deviceId))
+
+/** Polls `check` every 50 ms until it holds, for at most 10 s. */
+const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const value = yield* read
+      if (check(value)) return value
+      yield* Effect.sleep(Duration.millis(50))
+    }
+    return yield* Effect.die(new Error("condition not reached within 10 s"))
+  })
+
+layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox", (it) => {
+  it.effect("a request sends its own pushes and records the provider's answer once", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const ios = yield* device("phone-")
+      const android = yield* device("pixel-", "android")
+      const ids = yield* outbox.enqueue([push(ios), push(android)])
+      const summary = yield* outbox.sendNow(ids)
+      assert.deepStrictEqual(summary, { accepted: 2, failed: 0, queued: 0 })
+      for (const id of ids) {
+        const row = yield* receipt(id)
+        assert.strictEqual(row.status, "accepted")
+        assert.strictEqual(row.attempts, 1)
+        assert.match(row.providerId ?? "", /^sbx_/)
+      }
+      assert.strictEqual((yield* deliveries(ios)).length, 1)
+      assert.strictEqual((yield* deliveries(android)).length, 1)
+      // Sending the same receipts again claims nothing: they are no longer pending.
+      assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 0, queued: 2 })
+      assert.strictEqual((yield* deliveries(ios)).length, 1)
+    }))
+
+  it.effect("the worker delivers what no request sent", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const [id] = yield* outbox.enqueue([push(phone)])
+      yield* outbox.wake
+      const row = yield* eventually(receipt(id!), (r) => r.status === "accepted")
+      assert.strictEqual(row.attempts, 1)
+      assert.strictEqual((yield* deliveries(phone)).length, 1)
+    }))
+
+  it.effect("a dead token ends in error and deactivates the device", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const phone = yield* device("unregistered-")
+      const ids = yield* outbox.enqueue([push(phone)])
+      assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 1, queued: 0 })
+      const row = yield* receipt(ids[0]!)
+      assert.strictEqual(row.status, "error")
+      assert.strictEqual(row.errorCode, "Unregistered")
+      assert.isFalse(yield* deviceActive(phone))
+
+      // Later pushes to the inactive device fail without reaching the provider.
+      const later = yield* outbox.enqueue([push(phone)])
+      assert.deepStrictEqual(yield* outbox.sendNow(later), { accepted: 0, failed: 1, queued: 0 })
+      assert.strictEqual((yield* receipt(later[0]!)).errorCode, "DeviceInactive")
+    }))
+
+  it.effect("transient failures are retried with backoff until the attempts run out", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const phone = yield* device("unavailable-")
+      const ids = yield* outbox.enqueue([push(phone)])
+      assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 0, queued: 1 })
+      const first = yield* receipt(ids[0]!)
+      assert.include(["pending", "sending"], first.status)
+      assert.strictEqual(first.errorCode ?? "ServiceUnavailable", "ServiceUnavailable")
+      const last = yield* eventually(receipt(ids[0]!), (r) => r.status === "error")
+      assert.strictEqual(last.attempts, 3)
+      assert.strictEqual(last.errorCode, "ServiceUnavailable")
+      assert.strictEqual((yield* deliveries(phone)).length, 0)
+    }))
+
+  it.effect("a claim left by a crashed process becomes unknown and is never sent again", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const [id] = yield* outbox.enqueue([push(phone)])
+      // What a process that died between claim and answer leaves behind.
+      yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
+                 claimed_at = now() - interval '5 seconds' WHERE id = ${id!}`
+      yield* eventually(receipt(id!), (r) => r.status === "unknown")
+      assert.strictEqual((yield* deliveries(phone)).length, 0)
+    }))
+
+  it.effect("pushes enqueued in a transaction that rolls back do not exist", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const itemId = uniqueId("anot")
+      yield* outbox.enqueue([push(phone, itemId)]).pipe(
+        Effect.andThen(Effect.fail("abort" as const)),
+        sql.withTransaction,
+        Effect.flip
+      )
+      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM push_receipts WHERE item_id = ${itemId}`
+      assert.strictEqual(rows[0]!.n, 0)
+    }))
+})

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { BodyFormat, Uri } from "../domain/Common.ts"
-import { AgentNotificationCreated, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
+import { AgentNotificationCreated, AgentNotificationReplay, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
 import { IdempotencyKeyInUse, IdempotencyKeyReused, NotFound, WithdrawFailed } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { NotificationRef } from "../Params.ts"
@@ -52,7 +52,7 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
     HttpApiEndpoint.post("create", "/notifications", {
       headers: IdempotencyHeaders,
       payload: CreateNotificationRequest,
-      success: [AgentNotificationCreated.pipe(HttpApiSchema.status(201)), AgentNotificationCreated],
+      success: [AgentNotificationReplay, AgentNotificationCreated.pipe(HttpApiSchema.status(201))],
       error: [NotFound, IdempotencyKeyReused, IdempotencyKeyInUse]
     }).pipe(agentOperation({
       summary: "Send a one-shot push",

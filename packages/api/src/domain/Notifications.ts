@@ -25,6 +25,14 @@ export class AgentNotificationCreated extends Schema.Class<AgentNotificationCrea
   message: Schema.optionalKey(Schema.String)
 }) {}
 
+/**
+ * The first answer of an `Idempotency-Key`, replayed (HTTP 200, `idempotent: true`). A class of its own
+ * so the server answers it with 200 where a new notification answers 201.
+ */
+export class AgentNotificationReplay extends AgentNotificationCreated.extend<AgentNotificationReplay>("AgentNotificationReplay")({
+  idempotent: Schema.optionalKey(Schema.Literal(true))
+}) {}
+
 /** Withdraw result: `withdrawn` when every device that had accepted the push accepted the removal. */
 export const WithdrawStatus = Schema.Literals(["withdrawn", "withdraw_partial"])
 export type WithdrawStatus = typeof WithdrawStatus.Type

@@ -20,6 +20,10 @@ import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
 import { Identity } from "../identity/Identity.ts"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { InboxWrites } from "../inbox/InboxWrites.ts"
+import { NotificationsHandlers } from "../notifications/http.ts"
+import { Notifications } from "../notifications/Notifications.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
@@ -27,7 +31,7 @@ import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
-  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers])
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
@@ -41,8 +45,12 @@ const DocsRoutes = Layer.mergeAll(
 
 const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
 
+const MessagingLayer = Notifications.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer))
+)
+
 /** Everything that needs the database, built on a migrated one. */
-export const CapabilitiesLayer = Layer.mergeAll(Identity.layer, SandboxRepo.layer, PushLayer).pipe(
+export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, SandboxRepo.layer).pipe(
   Layer.provideMerge(MigrationsLayer)
 )
 

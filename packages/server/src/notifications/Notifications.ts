@@ -1,0 +1,147 @@
+/**
+ * The notifications capability's rules: one-shot pushes to the account's
+ * devices, filed in the inbox and the activity feed, and their withdrawal
+ * from the device tray.
+ *
+ * Sending commits the notification, its inbox copy and one outbox receipt per
+ * device in one transaction, then sends the receipts at once and answers with
+ * how many providers accepted; whatever is not accepted in time stays queued
+ * and the outbox's worker finishes it.
+ */
+import { AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
+import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { Credentials } from "../auth/Credentials.ts"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
+import { makeId } from "../lib/Ids.ts"
+import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
+import { Outbox } from "../push/Outbox.ts"
+import { NotificationsRepo } from "./Repo.ts"
+
+const sentMessage = (accepted: number, devices: number, queued: number): string => {
+  if (devices === 0) return "Saved to the inbox; the account has no active devices."
+  const parts = [`Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
+  if (queued > 0) parts.push(`${queued} queued for retry.`)
+  return parts.join(" ")
+}
+
+export class Notifications extends Context.Service<Notifications, {
+  readonly send: (agent: AgentPrincipal, input: CreateNotificationRequest) => Effect.Effect<AgentNotificationCreated, NotFound>
+  readonly withdraw: (userId: string, ref: string) => Effect.Effect<AgentNotificationWithdrawn, NotFound | WithdrawFailed>
+}>()("herald/Notifications") {
+  static readonly layerNoDeps = Layer.effect(Notifications, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* NotificationsRepo
+    const outbox = yield* Outbox
+    const inbox = yield* InboxWrites
+    const feed = yield* ActivityFeed
+    const credentials = yield* Credentials
+
+    const send = Effect.fn("Notifications.send")(function*(agent: AgentPrincipal, input: CreateNotificationRequest) {
+      const devices = yield* repo.targets(agent.userId, input.deviceIds)
+      if (devices === undefined) return yield* new NotFound({ error: "Device not found." })
+      // The agent's name is what the person sees as the source.
+      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const id = yield* makeId("anot")
+      const bodyFormat = input.bodyFormat ?? "text"
+      const fields = {
+        title: input.title,
+        body: input.body,
+        summary: input.summary ?? null,
+        bodyFormat,
+        imageUrl: input.imageUrl ?? null,
+        url: input.url ?? null,
+        projectId: input.projectId ?? null,
+        appId: input.appId ?? null
+      }
+      const message = alertMessage({
+        ref: `notification:${id}`,
+        collapseId: id,
+        title: input.title,
+        body: input.summary ?? previewOf(input.body, bodyFormat),
+        url: fields.url,
+        imageUrl: fields.imageUrl,
+        threadId: fields.projectId
+      })
+
+      const [notification, receipts] = yield* Effect.all([
+        repo.insert({ id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields }),
+        outbox.enqueue(devices.map((d) => ({
+          userId: d.userId,
+          deviceId: d.id,
+          origin: "notification" as const,
+          itemId: id,
+          purpose: "alert" as const,
+          message
+        }))),
+        inbox.insert([{
+          userId: agent.userId,
+          origin: "notification",
+          itemId: id,
+          projectId: fields.projectId,
+          sourceName,
+          sourceImageUrl: null,
+          title: fields.title,
+          body: fields.body,
+          summary: fields.summary,
+          bodyFormat,
+          url: fields.url,
+          appId: fields.appId
+        }]),
+        feed.record({
+          userId: agent.userId,
+          kind: "notification",
+          refId: id,
+          sourceName,
+          sourceImageUrl: null,
+          title: fields.title,
+          detail: fields.summary ?? previewOf(fields.body, bodyFormat),
+          url: fields.url,
+          result: null
+        })
+      ], { concurrency: 1 }).pipe(sql.withTransaction, Effect.orDie)
+
+      const summary = yield* outbox.sendNow(receipts)
+      return new AgentNotificationCreated({
+        notification,
+        accepted: summary.accepted,
+        message: sentMessage(summary.accepted, devices.length, summary.queued)
+      }, { disableChecks: true })
+    })
+
+    const withdraw = Effect.fn("Notifications.withdraw")(function*(userId: string, ref: string) {
+      const notificationId = ref.startsWith("notification:") ? ref.slice("notification:".length) : ref
+      const target = yield* repo.withdraw(userId, notificationId)
+      if (target === undefined) return yield* new NotFound({ error: "Notification not found." })
+      const devices = target.acceptedDeviceIds
+      if (devices.length === 0) {
+        return yield* new WithdrawFailed({ error: "No device had accepted this notification; nothing to withdraw." })
+      }
+      const message = withdrawMessage(notificationId)
+      const receipts = yield* outbox.enqueue(devices.map((deviceId) => ({
+        userId,
+        deviceId,
+        origin: "notification" as const,
+        itemId: notificationId,
+        purpose: "withdraw" as const,
+        message
+      })))
+      const { accepted } = yield* outbox.sendNow(receipts)
+      if (accepted === 0) {
+        return yield* new WithdrawFailed({ error: "No device accepted the removal command; the inbox copy is marked read." })
+      }
+      return new AgentNotificationWithdrawn({
+        ok: true,
+        notificationId,
+        status: accepted === devices.length ? "withdrawn" : "withdraw_partial",
+        accepted
+      })
+    })
+
+    return Notifications.of({ send, withdraw })
+  }))
+
+  static readonly layer = Notifications.layerNoDeps.pipe(Layer.provide(NotificationsRepo.layer))
+}

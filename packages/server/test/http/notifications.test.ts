@@ -1,0 +1,248 @@
+/**
+ * POST /notifications and withdraw over HTTP with the typed client: fan-out to
+ * the account's devices through the sandbox provider, `accepted` counting the
+ * providers that accepted during the request, device targeting, validation,
+ * and withdraw's three outcomes.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+
+type Agent = Effect.Success<ReturnType<typeof makeAgent>>
+
+let seq = 0
+const register = (agent: Agent, token: string, platform: "ios" | "android" = "ios") =>
+  agent.app.devices.register({ payload: { platform, deviceName: `phone ${++seq}`, pushToken: `${token}${seq}-${Date.now()}` } })
+
+const deliveries = (agent: Agent, deviceId: string) =>
+  Effect.map(agent.app.devices.deliveries({ params: { id: deviceId } }), (r) => r.items)
+
+/** Polls until `check` holds (at most 10 s). */
+const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const value = yield* read
+      if (check(value)) return value
+      yield* Effect.sleep(Duration.millis(50))
+    }
+    return yield* Effect.die(new Error("condition not reached within 10 s"))
+  })
+
+const inboxReadAt = (notificationId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readAt: string | null }>`SELECT read_at FROM inbox_items WHERE item_id = ${notificationId}`).pipe(
+    Effect.map((rows) => rows[0]?.readAt)
+  )
+
+/** The phone's push token changing under Herald (e.g. the app was reinstalled), as the sandbox sees it. */
+const setPushToken = (deviceId: string, token: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE devices SET push_token = ${token} WHERE id = ${deviceId}`)
+
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications", (it) => {
+  it.effect("pushes to every active device and counts what the providers accepted", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const phone = yield* register(agent, "iphone-")
+      const pixel = yield* register(agent, "pixel-", "android")
+      const created = yield* agent.client.notifications.create({ headers: {},
+        payload: { title: "Build finished", body: "All 212 tests passed.", url: "https://ci.example.test/run/1" }
+      })
+      assert.strictEqual(created.accepted, 2)
+      assert.isUndefined(created.idempotent)
+      assert.match(created.notification.id, /^anot_/)
+      assert.strictEqual(created.notification.title, "Build finished")
+      assert.strictEqual(created.notification.body, "All 212 tests passed.")
+      assert.strictEqual(created.notification.url, "https://ci.example.test/run/1")
+      assert.isNull(created.notification.imageUrl)
+      assert.strictEqual(created.message, "Accepted by 2 of 2 devices.")
+
+      const [ios] = yield* deliveries(agent, phone.id)
+      assert.strictEqual(ios?.pushType, "alert")
+      assert.strictEqual(ios?.priority, 10)
+      assert.deepStrictEqual((ios?.payload as { aps: { alert: unknown } }).aps.alert, {
+        title: "Build finished",
+        body: "All 212 tests passed."
+      })
+      const [android] = yield* deliveries(agent, pixel.id)
+      assert.deepStrictEqual((android?.payload as { notification: unknown }).notification, {
+        title: "Build finished",
+        body: "All 212 tests passed."
+      })
+    }))
+
+  it.effect("answers 201 with the created record", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const response = yield* rawFetch("/api/agent/notifications", {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ title: "t", body: "b", bodyFormat: "markdown", projectId: "deploys", summary: "s" })
+      })
+      assert.strictEqual(response.status, 201)
+      const body = response.body as { notification: Record<string, unknown>; accepted: number; message: string }
+      assert.strictEqual(body.accepted, 0)
+      assert.strictEqual(body.message, "Saved to the inbox; the account has no active devices.")
+      assert.strictEqual(body.notification.bodyFormat, "markdown")
+      assert.strictEqual(body.notification.projectId, "deploys")
+      assert.strictEqual(body.notification.summary, "s")
+    }))
+
+  it.effect("deviceIds narrows the push; another account's device answers 404", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const first = yield* register(agent, "a-")
+      const second = yield* register(agent, "b-")
+      const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id] } })
+      assert.strictEqual(created.accepted, 1)
+      assert.lengthOf(yield* deliveries(agent, first.id), 0)
+      assert.lengthOf(yield* deliveries(agent, second.id), 1)
+
+      const other = yield* makeAgent(["notifications:send"])
+      const theirs = yield* register(other, "c-")
+      const error = yield* Effect.flip(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id, theirs.id] } }))
+      assert.strictEqual(error._tag, "NotFound")
+      assert.lengthOf(yield* deliveries(agent, second.id), 1)
+    }))
+
+  it.effect("a dead token is not accepted and a failing provider leaves the push queued", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send", "devices:read"])
+      yield* register(agent, "ok-")
+      const dead = yield* register(agent, "unregistered-")
+      yield* register(agent, "unavailable-")
+      const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      assert.strictEqual(created.accepted, 1)
+      assert.strictEqual(created.message, "Accepted by 1 of 3 devices. 1 queued for retry.")
+      const devices = (yield* agent.client.devices.list()).items
+      assert.isFalse(devices.find((d) => d.id === dead.id)!.active)
+      // Inactive devices are left out of later pushes.
+      const again = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      assert.strictEqual(again.message, "Accepted by 1 of 2 devices. 1 queued for retry.")
+    }))
+
+  it.effect("needs notifications:send", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["inbox:read"])
+      const error = yield* Effect.flip(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      assert.strictEqual(error._tag, "MissingScope")
+      assert.deepStrictEqual(error._tag === "MissingScope" ? error.required : [], ["notifications:send"])
+    }))
+
+  it.effect("refuses bad bodies with VALIDATION_FAILED", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const post = (body: unknown) =>
+        rawFetch("/api/agent/notifications", {
+          method: "POST",
+          headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
+      for (
+        const body of [
+          {},
+          { title: "", body: "b" },
+          { title: "t", body: "" },
+          { title: "t", body: "b", extra: 1 },
+          { title: "t", body: "b", url: "not a url" },
+          { title: "t", body: "b", bodyFormat: "html" },
+          { title: "t", body: "b", projectId: "unfiled" },
+          { title: "t", body: "b", deviceIds: [] },
+          { title: "t", body: "b", deviceIds: ["tok_x"] },
+          { title: "t".repeat(201), body: "b" }
+        ]
+      ) {
+        const response = yield* post(body)
+        assert.strictEqual(response.status, 400, JSON.stringify(body))
+        assert.strictEqual((response.body as { code: string }).code, "VALIDATION_FAILED")
+      }
+    }))
+
+  it.effect("withdraw: every device that accepted the push takes the removal command", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const phone = yield* register(agent, "iphone-")
+      const pixel = yield* register(agent, "pixel-", "android")
+      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
+      assert.deepStrictEqual(
+        { ...withdrawn },
+        { ok: true, notificationId: notification.id, status: "withdrawn", accepted: 2 }
+      )
+      const [, command] = yield* deliveries(agent, phone.id)
+      assert.strictEqual(command?.pushType, "background")
+      assert.strictEqual(command?.priority, 5)
+      assert.deepStrictEqual(command?.payload, { aps: { "content-available": 1 }, herald: { withdraw: notification.id } })
+      const [, androidCommand] = yield* deliveries(agent, pixel.id)
+      assert.deepStrictEqual((androidCommand?.payload as { data: unknown }).data, { withdraw: notification.id })
+      assert.isString(yield* inboxReadAt(notification.id))
+
+      // The inbox's composite id names the same notification.
+      const again = yield* agent.client.notifications.withdraw({ params: { id: `notification:${notification.id}` } })
+      assert.strictEqual(again.status, "withdrawn")
+    }))
+
+  it.effect("withdraw: partial when some devices refuse the command, 502 when none accept it", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const first = yield* register(agent, "first-")
+      const second = yield* register(agent, "second-")
+      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      yield* setPushToken(second.id, "unavailable-now")
+      const partial = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
+      assert.strictEqual(partial.status, "withdraw_partial")
+      assert.strictEqual(partial.accepted, 1)
+
+      yield* setPushToken(first.id, "unregistered-now")
+      const failed = yield* Effect.flip(agent.client.notifications.withdraw({ params: { id: notification.id } }))
+      assert.strictEqual(failed._tag, "WithdrawFailed")
+      assert.isString(yield* inboxReadAt(notification.id))
+    }))
+
+  it.effect("withdraw: 502 when no device had accepted the push; the inbox copy is read anyway", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const response = yield* rawFetch("/api/agent/notifications", {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ title: "t", body: "b" })
+      })
+      const id = (response.body as { notification: { id: string } }).notification.id
+      assert.isNull(yield* inboxReadAt(id))
+      const withdraw = yield* rawFetch(`/api/agent/notifications/${id}/withdraw`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.secret}` }
+      })
+      assert.strictEqual(withdraw.status, 502)
+      assert.strictEqual((withdraw.body as { code: string }).code, "WITHDRAW_FAILED")
+      assert.isString(yield* inboxReadAt(id))
+    }))
+
+  it.effect("withdraw: another account's, unknown and malformed ids", () =>
+    Effect.gen(function*() {
+      const owner = yield* makeAgent(["notifications:send"])
+      yield* register(owner, "x-")
+      const { notification } = yield* owner.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      const other = yield* makeAgent(["notifications:send"])
+      assert.strictEqual((yield* Effect.flip(other.client.notifications.withdraw({ params: { id: notification.id } })))._tag, "NotFound")
+      assert.strictEqual((yield* Effect.flip(owner.client.notifications.withdraw({ params: { id: "anot_unknown0000" } })))._tag, "NotFound")
+      const malformed = yield* rawFetch("/api/agent/notifications/evt_123/withdraw", {
+        method: "POST",
+        headers: { authorization: `Bearer ${owner.secret}` }
+      })
+      assert.strictEqual(malformed.status, 400)
+      // Still not withdrawn for its owner: the other account's attempt changed nothing.
+      assert.isNull(yield* inboxReadAt(notification.id))
+    }))
+
+  it.effect("the worker finishes a push the request could not deliver", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const flaky = yield* register(agent, "unavailable-")
+      const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      assert.strictEqual(created.accepted, 0)
+      // The phone's token recovers; the retry delivers the queued push exactly once.
+      yield* setPushToken(flaky.id, `recovered-${flaky.id}`)
+      yield* eventually(deliveries(agent, flaky.id), (items) => items.length === 1)
+    }))
+})

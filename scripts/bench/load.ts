@@ -1,17 +1,25 @@
 /**
  * The load generator, run in its own process so it does not share an event
  * loop with what it measures: autocannon against one URL, results as JSON.
- * argv: url durationSeconds connections [authorization]
+ * argv: url durationSeconds connections [requestJson]
+ * where requestJson is `{method?, headers?, body?}`.
  */
 import autocannon from "autocannon"
 
-const [url, duration, connections, authorization] = process.argv.slice(2)
+const [url, duration, connections, request] = process.argv.slice(2)
+const { body, headers = {}, method = "GET" } = JSON.parse(request ?? "{}") as {
+  method?: "GET" | "POST"
+  headers?: Record<string, string>
+  body?: string
+}
 const result = await autocannon({
   url: url!,
   duration: Number(duration),
   connections: Number(connections),
   pipelining: 1,
-  headers: authorization ? { authorization } : {}
+  method,
+  headers,
+  ...(body !== undefined ? { body } : {})
 })
 process.stdout.write(JSON.stringify({
   requestsPerSecond: result.requests.average,

@@ -1,10 +1,15 @@
 /**
- * `npm run bench`: Herald's `GET /api/agent/auth/status` (PostgreSQL mode, a
- * valid token) against raw node:http answering a fixed JSON body, measured in
- * the same run with the same load: 50 connections from a second process.
- * Prints requests/second, p50/p99 latency and the ratio Herald/raw.
+ * `npm run bench`: Herald on PostgreSQL next to its baselines, measured in the
+ * same run with the same load (50 connections from a second process):
  *
- * Target (issue 2): Herald ≥ 0.45 × raw node:http, p99 < 25 ms.
+ * 1. `GET /api/agent/auth/status` with a valid token vs raw node:http answering
+ *    a fixed JSON body. Target: ratio ≥ 0.45, p99 < 25 ms.
+ * 2. `POST /api/agent/notifications` to an account with 3 sandbox devices vs a
+ *    raw node:http JSON echo and a raw `pg` single-row INSERT loop. Target:
+ *    ≥ 1,500 notifications/s with p99 < 50 ms, and every accepted
+ *    notification's pushes at the sandbox within 2 s (lag p50/p99 printed).
+ *
+ * `BENCH_ONLY=auth` or `BENCH_ONLY=notifications` runs one part.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -54,14 +59,39 @@ const waitFor = async (url: string, seconds = 60) => {
   throw new Error(`${url} did not answer`)
 }
 
-const load = (url: string, authorization?: string, seconds = DURATION) =>
-  new Promise<{ requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number; total: number }>((resolve, reject) => {
-    const args = [path.join(import.meta.dirname, "load.ts"), url, String(seconds), String(CONNECTIONS), ...(authorization ? [authorization] : [])]
-    const child = spawn(node, args, { stdio: ["ignore", "pipe", "inherit"] })
+interface LoadResult {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx?: number
+  readonly errors?: number
+  readonly total: number
+}
+
+interface Request {
+  readonly method?: "GET" | "POST"
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+const runJson = (script: string, args: ReadonlyArray<string>) =>
+  new Promise<LoadResult>((resolve, reject) => {
+    const child = spawn(node, [path.join(import.meta.dirname, script), ...args], { stdio: ["ignore", "pipe", "inherit"] })
     let out = ""
     child.stdout.on("data", (d) => (out += d))
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))))
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${script} exited ${code}`))))
   })
+
+const load = (url: string, request: Request = {}, seconds = DURATION) =>
+  runJson("load.ts", [url, String(seconds), String(CONNECTIONS), JSON.stringify(request)])
+
+const only = process.env.BENCH_ONLY
+const row = (name: string, r: LoadResult, unit = "req/s") =>
+  `${name.padEnd(44)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${unit.padEnd(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
+const header = () => console.log(`${"".padEnd(44)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
+const refuseErrors = (name: string, r: LoadResult) => {
+  if ((r.non2xx ?? 0) > 0 || (r.errors ?? 0) > 0) throw new Error(`${name} answered ${r.non2xx} non-2xx and ${r.errors} errors`)
+}
 
 const main = async () => {
   // A fresh database for this run.
@@ -93,7 +123,8 @@ const main = async () => {
     HOST: "127.0.0.1",
     LOG_LEVEL: "Warn",
     HERALD_RATE_LIMIT_PER_MINUTE: "0",
-    HERALD_SEND_LIMIT_PER_MINUTE: "0"
+    HERALD_SEND_LIMIT_PER_MINUTE: "0",
+    HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
   }
   const herald = spawn(node, [path.join(root, "apps/herald/src/main.ts"), "serve"], { env, stdio: ["ignore", "inherit", "inherit"] })
   children.push(herald)
@@ -109,29 +140,92 @@ const main = async () => {
     body: JSON.stringify({ name: "bench", scopes: [] })
   }).then((r) => r.json()) as { secret: string }
   const authorization = `Bearer ${created.secret}`
-  const heraldUrl = `http://127.0.0.1:${port}/api/agent/auth/status`
-  const check = await fetch(heraldUrl, { headers: { authorization } })
-  if (check.status !== 200) throw new Error(`auth/status answered ${check.status}`)
+  const rawUrl = `http://127.0.0.1:${rawPort}/`
+  const results: Array<boolean> = []
 
-  // Warm both (JIT, connection pools), then measure each in turn.
-  await load(`http://127.0.0.1:${rawPort}/`, undefined, 3)
-  await load(heraldUrl, authorization, 3)
-  const rawResult = await load(`http://127.0.0.1:${rawPort}/`)
-  const heraldResult = await load(heraldUrl, authorization)
-  if (heraldResult.non2xx > 0 || heraldResult.errors > 0) {
-    throw new Error(`Herald answered ${heraldResult.non2xx} non-2xx and ${heraldResult.errors} errors`)
+  if (only === undefined || only === "auth") {
+    const heraldUrl = `http://127.0.0.1:${port}/api/agent/auth/status`
+    const check = await fetch(heraldUrl, { headers: { authorization } })
+    if (check.status !== 200) throw new Error(`auth/status answered ${check.status}`)
+    // Warm both (JIT, connection pools), then measure each in turn.
+    await load(rawUrl, {}, 3)
+    await load(heraldUrl, { headers: { authorization } }, 3)
+    const rawResult = await load(rawUrl)
+    const heraldResult = await load(heraldUrl, { headers: { authorization } })
+    refuseErrors("auth/status", heraldResult)
+    const ratio = heraldResult.requestsPerSecond / rawResult.requestsPerSecond
+    console.log(`\nauth status — ${CONNECTIONS} connections, ${DURATION} s each, load from a second process\n`)
+    header()
+    console.log(row("raw node:http (fixed JSON)", rawResult))
+    console.log(row("herald GET /api/agent/auth/status", heraldResult))
+    console.log(`\nratio herald/raw: ${ratio.toFixed(2)}  (target ≥ 0.45)   herald p99: ${heraldResult.p99} ms (target < 25 ms)`)
+    results.push(ratio >= 0.45 && heraldResult.p99 < 25)
   }
 
-  const ratio = heraldResult.requestsPerSecond / rawResult.requestsPerSecond
-  const row = (name: string, r: typeof rawResult) =>
-    `${name.padEnd(36)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
-  console.log(`\n${CONNECTIONS} connections, ${DURATION} s each, load from a second process\n`)
-  console.log(`${"".padEnd(36)} ${"req/s".padStart(9)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
-  console.log(row("raw node:http (fixed JSON)", rawResult))
-  console.log(row("herald GET /api/agent/auth/status", heraldResult))
-  console.log(`\nratio herald/raw: ${ratio.toFixed(2)}  (target ≥ 0.45)   herald p99: ${heraldResult.p99} ms (target < 25 ms)`)
-  const pass = ratio >= 0.45 && heraldResult.p99 < 25
-  console.log(pass ? "targets met" : "TARGETS MISSED")
+  if (only === undefined || only === "notifications") {
+    for (const [platform, n] of [["ios", 1], ["ios", 2], ["android", 3]] as const) {
+      const device = await fetch(`http://127.0.0.1:${port}/api/app/devices`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${session}`, "content-type": "application/json" },
+        body: JSON.stringify({ platform, deviceName: `bench ${n}`, pushToken: `bench-device-${n}` })
+      })
+      if (device.status !== 201) throw new Error(`device registration answered ${device.status}`)
+    }
+    const sender = await fetch(`http://127.0.0.1:${port}/api/app/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${session}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "bench sender", scopes: ["notifications:send"] })
+    }).then((r) => r.json()) as { secret: string }
+    const notificationsUrl = `http://127.0.0.1:${port}/api/agent/notifications`
+    const body = JSON.stringify({ title: "Build finished", body: "All 212 tests passed on main.", url: "https://ci.example.test/1" })
+    const post: Request = {
+      method: "POST",
+      headers: { authorization: `Bearer ${sender.secret}`, "content-type": "application/json" },
+      body
+    }
+    const echo: Request = { method: "POST", headers: { "content-type": "application/json" }, body }
+
+    await load(rawUrl, echo, 3)
+    await load(notificationsUrl, post, 3)
+    const echoResult = await load(rawUrl, echo)
+    const pgResult = await runJson("raw-pg.ts", [databaseUrl, String(DURATION), String(CONNECTIONS)])
+    psql(databaseUrl, "TRUNCATE push_sandbox_deliveries")
+    const since = psql(databaseUrl, "SELECT now()").trim()
+    const sendResult = await load(notificationsUrl, post)
+    refuseErrors("notifications", sendResult)
+
+    // Every accepted push at the sandbox: wait (bounded) for the queue to drain, then read the lag
+    // from each receipt (enqueued → provider accepted) of this run.
+    const drainDeadline = Date.now() + 30_000
+    const open = () => Number(psql(databaseUrl, `SELECT count(*) FROM push_receipts WHERE status IN ('pending', 'sending')`))
+    while (open() > 0 && Date.now() < drainDeadline) await new Promise((r) => setTimeout(r, 200))
+    const [accepted, notAccepted, lagP50, lagP99, late] = psql(databaseUrl, `
+      SELECT count(*) FILTER (WHERE status = 'accepted'),
+             count(*) FILTER (WHERE status <> 'accepted'),
+             round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM checked_at - created_at)) * 1000)::numeric, 1),
+             round((percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM checked_at - created_at)) * 1000)::numeric, 1),
+             count(*) FILTER (WHERE checked_at - created_at > interval '2 seconds' OR status <> 'accepted')
+      FROM push_receipts WHERE purpose = 'alert' AND created_at >= '${since}'`).trim().split("|")
+
+    const reasons = psql(databaseUrl, `
+      SELECT status || ' ' || COALESCE(error_code, '') || ' ×' || count(*) FROM push_receipts
+      WHERE purpose = 'alert' AND created_at >= '${since}' AND status <> 'accepted' GROUP BY status, error_code`).trim()
+
+    console.log(`\nnotifications — 3 sandbox devices, ${CONNECTIONS} connections, ${DURATION} s each\n`)
+    header()
+    console.log(row("raw node:http (JSON echo)", echoResult))
+    console.log(row("raw pg single-row INSERT loop", pgResult, "rows/s"))
+    console.log(row("herald POST /api/agent/notifications", sendResult))
+    const vsHttp = sendResult.requestsPerSecond / echoResult.requestsPerSecond
+    const vsPg = sendResult.requestsPerSecond / pgResult.requestsPerSecond
+    console.log(`\nratio herald/raw http: ${vsHttp.toFixed(2)}   herald/raw pg insert: ${vsPg.toFixed(2)}`)
+    console.log(`pushes: ${accepted} accepted, ${notAccepted} not accepted; enqueue → sandbox lag p50 ${lagP50} ms, p99 ${lagP99} ms; ${late} later than 2 s`)
+    if (reasons !== "") console.log(`not accepted: ${reasons.split("\n").join(", ")}`)
+    console.log(`target: ≥ 1500 notifications/s (${sendResult.requestsPerSecond.toFixed(0)}), p99 < 50 ms (${sendResult.p99}), every push within 2 s (${late} late)`)
+    results.push(sendResult.requestsPerSecond >= 1500 && sendResult.p99 < 50 && Number(late) === 0)
+  }
+
+  console.log(results.every(Boolean) ? "\ntargets met" : "\nTARGETS MISSED")
 }
 
 main().then(() => process.exit(0), (error) => {

@@ -1,6 +1,7 @@
 /** Provisional: replaced by the inbox capability's ActivityFeed at integration. */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
 import { makeId } from "../lib/Ids.ts"
 
 export interface ActivityFeedEntry {
@@ -17,11 +18,14 @@ export interface ActivityFeedEntry {
 
 export class ActivityFeed extends Context.Service<ActivityFeed, {
   readonly record: (entry: ActivityFeedEntry) => Effect.Effect<void>
+  readonly recordStatement: (entry: ActivityFeedEntry) => Effect.Effect<Statement.Statement<unknown>>
 }>()("herald/ActivityFeed") {
   static readonly layer = Layer.effect(ActivityFeed, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const recordStatement = (entry: ActivityFeedEntry) =>
+      Effect.map(makeId("afi"), (id) => sql`INSERT INTO activity_feed ${sql.insert({ id, ...entry })} ON CONFLICT DO NOTHING`)
     const record = (entry: ActivityFeedEntry) =>
       Effect.flatMap(makeId("afi"), (id) => sql`INSERT INTO activity_feed ${sql.insert({ id, ...entry })} ON CONFLICT DO NOTHING`).pipe(Effect.asVoid, Effect.orDie)
-    return ActivityFeed.of({ record })
+    return ActivityFeed.of({ record, recordStatement })
   }))
 }

@@ -1,6 +1,7 @@
 /** Provisional: replaced by the inbox capability's InboxWrites at integration. */
 import { Array as Arr, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
 
 export interface NewInboxItem {
   readonly userId: string
@@ -21,13 +22,16 @@ export const previewOf = (body: string, _format: "text" | "markdown"): string =>
 
 export class InboxWrites extends Context.Service<InboxWrites, {
   readonly insert: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<void>
+  readonly insertStatement: (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) => Statement.Statement<unknown>
 }>()("herald/InboxWrites") {
   static readonly layer = Layer.effect(InboxWrites, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const insertStatement = (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) =>
+      sql`INSERT INTO inbox_items ${sql.insert(Arr.map(items, (i) => ({ ...i, preview: previewOf(i.body, i.bodyFormat) })))}`
     const insert = (items: ReadonlyArray<NewInboxItem>) =>
       Arr.isReadonlyArrayNonEmpty(items)
         ? sql`INSERT INTO inbox_items ${sql.insert(Arr.map(items, (i) => ({ ...i, preview: previewOf(i.body, i.bodyFormat) })))}`.pipe(Effect.asVoid, Effect.orDie)
         : Effect.void
-    return InboxWrites.of({ insert })
+    return InboxWrites.of({ insert, insertStatement })
   }))
 }

@@ -11,7 +11,6 @@
 import { AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
 import { Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
 import { Credentials } from "../auth/Credentials.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
@@ -32,7 +31,6 @@ export class Notifications extends Context.Service<Notifications, {
   readonly withdraw: (userId: string, ref: string) => Effect.Effect<AgentNotificationWithdrawn, NotFound | WithdrawFailed>
 }>()("herald/Notifications") {
   static readonly layerNoDeps = Layer.effect(Notifications, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* NotificationsRepo
     const outbox = yield* Outbox
     const inbox = yield* InboxWrites
@@ -66,44 +64,45 @@ export class Notifications extends Context.Service<Notifications, {
         threadId: fields.projectId
       })
 
-      const [notification, receipts] = yield* Effect.all([
-        repo.insert({ id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields }),
-        outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.id,
-          origin: "notification" as const,
-          itemId: id,
-          purpose: "alert" as const,
-          message
-        }))),
-        inbox.insert([{
-          userId: agent.userId,
-          origin: "notification",
-          itemId: id,
-          projectId: fields.projectId,
-          sourceName,
-          sourceImageUrl: null,
-          title: fields.title,
-          body: fields.body,
-          summary: fields.summary,
-          bodyFormat,
-          url: fields.url,
-          appId: fields.appId
-        }]),
-        feed.record({
-          userId: agent.userId,
-          kind: "notification",
-          refId: id,
-          sourceName,
-          sourceImageUrl: null,
-          title: fields.title,
-          detail: fields.summary ?? previewOf(fields.body, bodyFormat),
-          url: fields.url,
-          result: null
-        })
-      ], { concurrency: 1 }).pipe(sql.withTransaction, Effect.orDie)
+      const receipts = yield* outbox.enqueueStatement(devices.map((d) => ({
+        userId: d.userId,
+        deviceId: d.id,
+        origin: "notification" as const,
+        itemId: id,
+        purpose: "alert" as const,
+        message
+      })))
+      const feedEntry = yield* feed.recordStatement({
+        userId: agent.userId,
+        kind: "notification",
+        refId: id,
+        sourceName,
+        sourceImageUrl: null,
+        title: fields.title,
+        detail: fields.summary ?? previewOf(fields.body, bodyFormat),
+        url: fields.url,
+        result: null
+      })
+      const inboxCopy = inbox.insertStatement([{
+        userId: agent.userId,
+        origin: "notification",
+        itemId: id,
+        projectId: fields.projectId,
+        sourceName,
+        sourceImageUrl: null,
+        title: fields.title,
+        body: fields.body,
+        summary: fields.summary,
+        bodyFormat,
+        url: fields.url,
+        appId: fields.appId
+      }])
+      const notification = yield* repo.insert(
+        { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields },
+        [inboxCopy, feedEntry, ...(receipts.ids.length > 0 ? [receipts.statement] : [])]
+      )
 
-      const summary = yield* outbox.sendNow(receipts)
+      const summary = yield* outbox.sendNow(receipts.ids)
       return new AgentNotificationCreated({
         notification,
         accepted: summary.accepted,

@@ -6,6 +6,7 @@
 import { AgentNotification } from "@herald/api"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import type { Statement } from "effect/sql"
 
 export interface NewNotification {
   readonly id: string
@@ -57,7 +58,12 @@ const toRecord = (row: typeof NotificationRow.Type): AgentNotification => {
 }
 
 export class NotificationsRepo extends Context.Service<NotificationsRepo, {
-  readonly insert: (notification: NewNotification) => Effect.Effect<AgentNotification>
+  /**
+   * Inserts the notification and, in the same statement, the other rows that
+   * must exist with it (its inbox copy, feed entry and push receipts), so the
+   * hottest write of the service is one round trip and atomic.
+   */
+  readonly insert: (notification: NewNotification, alongside: ReadonlyArray<Statement.Statement<unknown>>) => Effect.Effect<AgentNotification>
   /** The account's active devices, or exactly `deviceIds` when every one is the account's (else none). */
   readonly targets: (userId: string, deviceIds: ReadonlyArray<string> | undefined) => Effect.Effect<ReadonlyArray<TargetDevice> | undefined>
   /** Marks the notification withdrawn and its inbox copy read; none when it is not the account's. */
@@ -66,12 +72,18 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
   static readonly layer = Layer.effect(NotificationsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertRow = SqlSchema.findOne({
-      Request: Schema.Any,
-      Result: NotificationRow,
-      execute: (n: NewNotification) => sql`INSERT INTO notifications ${sql.insert({ ...n })} RETURNING ${notificationColumns(sql)}`
-    })
-    const insert = (n: NewNotification) => insertRow(n).pipe(Effect.map(toRecord), Effect.orDie)
+    const decodeRow = Schema.decodeUnknownEffect(NotificationRow)
+    const insert = (n: NewNotification, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
+      const members = alongside.map((statement, i) => sql`${sql.literal(`w${i}`)} AS (${statement})`)
+      return sql`
+        WITH n AS (INSERT INTO notifications ${sql.insert({ ...n })} RETURNING ${notificationColumns(sql)})
+        ${members.length > 0 ? sql`, ${sql.join(", ", false)(members)}` : sql``}
+        SELECT * FROM n`.pipe(
+        Effect.flatMap((rows) => decodeRow(rows[0])),
+        Effect.map(toRecord),
+        Effect.orDie
+      )
+    }
 
     const decodeTargets = Schema.decodeUnknownSync(Schema.Array(TargetDevice))
     const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>

@@ -18,7 +18,10 @@
  * connection while a provider answers (the embedded database has one).
  */
 import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Random, Ref, Schema, Semaphore } from "effect"
+import type { NonEmptyReadonlyArray } from "effect/Array"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
+import { batched } from "../db/Batching.ts"
 import { OutboxConfig } from "../config/OutboxConfig.ts"
 import { makeId } from "../lib/Ids.ts"
 import { backoffDelay, PushGateway } from "./PushGateway.ts"
@@ -43,6 +46,14 @@ export interface SendSummary {
 }
 
 export interface OutboxShape {
+  /**
+   * The INSERT of `pushes` as `pending` receipts and their ids, for a caller
+   * that writes them in one statement with its own rows (a CTE member).
+   */
+  readonly enqueueStatement: (pushes: ReadonlyArray<NewPush>) => Effect.Effect<{
+    readonly ids: ReadonlyArray<string>
+    readonly statement: Statement.Statement<unknown>
+  }>
   /**
    * Commits pushes as `pending` receipts, in the caller's transaction when
    * there is one; answers their ids in order. Call `sendNow` or `wake` after
@@ -90,19 +101,22 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     const wakeups = yield* Queue.sliding<void>(1)
     const outboxScope = yield* Effect.scope
 
-    const enqueue = (pushes: ReadonlyArray<NewPush>) =>
+    const enqueueStatement = (pushes: ReadonlyArray<NewPush>) =>
       Effect.gen(function*() {
-        if (pushes.length === 0) return []
         const ids: Array<string> = []
         for (let i = 0; i < pushes.length; i++) ids.push(yield* makeId("rcp"))
-        yield* sql`
+        const rows = pushes.map((p, i) => ({ ...p, id: ids[i]! }))
+        const statement = sql`
           INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message)
-          SELECT * FROM unnest(
-            ${ids}::text[], ${pushes.map((p) => p.userId)}::text[], ${pushes.map((p) => p.deviceId)}::text[],
-            ${pushes.map((p) => p.origin)}::text[], ${pushes.map((p) => p.itemId)}::text[],
-            ${pushes.map((p) => p.purpose)}::text[], ${pushes.map((p) => JSON.stringify(p.message))}::jsonb[])`
-        return ids
-      }).pipe(Effect.orDie, Effect.withSpan("Outbox.enqueue"))
+          SELECT id, "userId", "deviceId", origin, "itemId", purpose, message
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+            AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb)`
+        return { ids, statement }
+      })
+
+    const enqueue = (pushes: ReadonlyArray<NewPush>) =>
+      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(enqueueStatement(pushes), ({ ids, statement }) =>
+        Effect.as(statement, ids)).pipe(Effect.orDie, Effect.withSpan("Outbox.enqueue"))
 
     // Claiming commits `sending` before any provider call: the at-most-once line.
     const claimed = (rows: ReadonlyArray<unknown>) => decodeClaimed(rows)
@@ -110,7 +124,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
       d.live_activity_token_environment AS environment, d.active`
 
-    const claimIds = (ids: ReadonlyArray<string>) =>
+    const claimIdsNow = (ids: ReadonlyArray<string>) =>
       sql`
         WITH c AS (
           SELECT id FROM push_receipts WHERE id = ANY(${ids}::text[]) AND status = 'pending'
@@ -118,6 +132,17 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
         FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
         RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
+
+    // Concurrent requests claim their receipts in one statement.
+    const claimIds = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<string>>) =>
+      claimIdsNow(lists.flat()).pipe(
+        Effect.map((rows) => {
+          const byId = new Map(rows.map((row) => [row.id, row]))
+          return lists.map((ids) => ids.flatMap((id) => byId.get(id) ?? []))
+        }),
+        Effect.orDie
+      )
+    )
 
     const claimDue = sql`
       WITH c AS (
@@ -150,7 +175,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       }
     }
 
-    const record = (results: ReadonlyArray<Result>) =>
+    const recordNow = (results: ReadonlyArray<Result>) =>
       results.length === 0 ? Effect.void : sql`
         UPDATE push_receipts AS r SET
           status = v.status, provider_id = v."providerId", error_code = v."errorCode",
@@ -159,6 +184,11 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
           AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
         WHERE r.id = v.id AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
+
+    // Concurrent sends record their answers in one statement.
+    const record = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<Result>>) =>
+      recordNow(lists.flat()).pipe(Effect.as(lists.map(() => undefined)), Effect.orDie)
+    )
 
     /** One provider call under the node's concurrency bound. Never fails. */
     const sendOne = (row: Claimed) =>
@@ -205,10 +235,13 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       Effect.gen(function*() {
         const tally = yield* Ref.make<SendSummary>({ accepted: 0, failed: 0, queued: receiptIds.length })
         if (config.paused || receiptIds.length === 0) return yield* Ref.get(tally)
-        const rows = yield* claimIds(receiptIds).pipe(Effect.orDie)
-        // Forked into the outbox's scope: a caller that stops waiting (or
-        // disconnects) does not interrupt sends already under way.
-        const fiber = yield* Effect.forkIn(sendClaimed(rows, tally), outboxScope)
+        // Claim and sends run in the outbox's scope: a caller that stops
+        // waiting (or disconnects) interrupts neither, so no claim is left
+        // without its send.
+        const fiber = yield* Effect.forkIn(
+          Effect.flatMap(claimIds(receiptIds), (rows) => sendClaimed(rows, tally)).pipe(Effect.uninterruptible),
+          outboxScope
+        )
         yield* Fiber.await(fiber).pipe(Effect.timeoutOption(config.requestWait))
         return yield* Ref.get(tally)
       }).pipe(Effect.withSpan("Outbox.sendNow"))
@@ -251,7 +284,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     if (!config.paused) yield* Effect.forkScoped(worker)
     else yield* Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent")
 
-    return Outbox.of({ enqueue, sendNow, wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid) })
+    return Outbox.of({ enqueueStatement, enqueue, sendNow, wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid) })
   }))
 
   /** Needs `PushGateway` and `SqlClient`. */

@@ -7,6 +7,8 @@ import { SandboxDelivery } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { SqlError } from "effect/sql"
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import { batched } from "../db/Batching.ts"
 import type { PushType } from "./PushMessage.ts"
 
 export interface NewSandboxDelivery {
@@ -33,11 +35,19 @@ export class SandboxRepo extends Context.Service<SandboxRepo, {
   static readonly layer = Layer.effect(SandboxRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("SandboxRepo.insert")(function*(d: NewSandboxDelivery) {
-      yield* sql`
+    // Concurrent sends share one INSERT (the sandbox stands in for a provider in benchmarks too).
+    const insertBatch = batched((deliveries: NonEmptyReadonlyArray<NewSandboxDelivery>) =>
+      sql`
         INSERT INTO push_sandbox_deliveries (id, device_id, push_type, priority, payload)
-        VALUES (${d.id}, ${d.deviceId}, ${d.pushType}, ${d.priority}, ${JSON.stringify(d.payload)}::jsonb)`
-    })
+        SELECT id, "deviceId", "pushType", priority, payload
+        FROM jsonb_to_recordset(${JSON.stringify(deliveries)}::jsonb)
+          AS d(id text, "deviceId" text, "pushType" text, priority int, payload jsonb)`.pipe(
+        Effect.as(deliveries.map(() => Option.none<SqlError.SqlError>())),
+        Effect.catch((error) => Effect.succeed(deliveries.map(() => Option.some(error))))
+      )
+    )
+    const insert = (delivery: NewSandboxDelivery) =>
+      Effect.flatMap(insertBatch(delivery), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
 
     const list = SqlSchema.findAll({
       Request: Schema.String,

@@ -20,13 +20,18 @@ import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
 import { Identity } from "../identity/Identity.ts"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { InboxHandlers } from "../inbox/http.ts"
+import { Inbox } from "../inbox/Inbox.ts"
+import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
-  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers])
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers]),
+  Layer.provide(InboxHandlers)
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
@@ -40,6 +45,7 @@ const DocsRoutes = Layer.mergeAll(
 
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(Identity.layer, SandboxRepo.layer, PushGateway.layer).pipe(
+  Layer.merge(Layer.mergeAll(Inbox.layer, InboxWrites.layer, ActivityFeed.layer)),
   Layer.provideMerge(MigrationsLayer)
 )
 

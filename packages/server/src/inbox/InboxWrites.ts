@@ -1,0 +1,72 @@
+/**
+ * How other capabilities put items into the inbox: notifications and webhook
+ * events write one row per recipient. `insert` joins the caller's open
+ * transaction (`sql.withTransaction`), so the inbox copy commits or rolls back
+ * with the notification or event it belongs to.
+ */
+import type { BodyFormat, InboxOrigin } from "@herald/api"
+import { Clock, Context, Effect, Layer } from "effect"
+import { InboxRepo } from "./InboxRepo.ts"
+import { previewOf } from "./Preview.ts"
+
+export { PREVIEW_MAX, previewOf } from "./Preview.ts"
+
+/** One recipient's copy of a notification or event. */
+export interface NewInboxItem {
+  readonly userId: string
+  readonly origin: InboxOrigin
+  /** The notification (`anot_…`) or event (`evt_…`) id; the inbox id is `${origin}:${itemId}`. */
+  readonly itemId: string
+  readonly projectId?: string | null
+  readonly sourceName: string
+  readonly sourceImageUrl?: string | null
+  readonly title: string
+  readonly body: string
+  readonly summary?: string | null
+  readonly bodyFormat?: BodyFormat
+  readonly url?: string | null
+  readonly appId?: string | null
+  /** Defaults to `previewOf(body, bodyFormat)`. */
+  readonly preview?: string
+  /** Defaults to now; pass the source's own time so both agree. */
+  readonly createdAt?: string
+}
+
+export class InboxWrites extends Context.Service<InboxWrites, {
+  /**
+   * Inserts the items in one statement. An item already in that person's
+   * inbox (same origin and id) is left as it is, so a retried write is
+   * harmless. Answers how many items were new.
+   */
+  readonly insert: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<number>
+}>()("herald/InboxWrites") {
+  static readonly layerNoDeps = Layer.effect(InboxWrites, Effect.gen(function*() {
+    const repo = yield* InboxRepo
+    const insert = Effect.fn("InboxWrites.insert")(function*(items: ReadonlyArray<NewInboxItem>) {
+      if (items.length === 0) return 0
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      return yield* repo.insert(items.map((item) => {
+        const bodyFormat = item.bodyFormat ?? "text"
+        return {
+          userId: item.userId,
+          origin: item.origin,
+          itemId: item.itemId,
+          projectId: item.projectId ?? null,
+          sourceName: item.sourceName,
+          sourceImageUrl: item.sourceImageUrl ?? null,
+          title: item.title,
+          preview: item.preview ?? previewOf(item.body, bodyFormat),
+          body: item.body,
+          summary: item.summary ?? null,
+          bodyFormat,
+          url: item.url ?? null,
+          appId: item.appId ?? null,
+          createdAt: item.createdAt ?? now
+        }
+      }))
+    })
+    return InboxWrites.of({ insert })
+  }))
+
+  static readonly layer = InboxWrites.layerNoDeps.pipe(Layer.provide(InboxRepo.layer))
+}

@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthGroup } from "./agent/Auth.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
+import { InboxGroup } from "./agent/Inbox.ts"
 import { TokensGroup } from "./agent/Tokens.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -20,6 +21,7 @@ export class AgentApi extends HttpApi.make("agent")
   .add(TokensGroup)
   .add(DevicesGroup)
   .add(NotificationsGroup)
+  .add(InboxGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -39,8 +39,16 @@ describe("AgentApi", () => {
       "DELETE /api/agent/tokens/{id} tokens:manage",
       "GET /api/agent/auth/status ",
       "GET /api/agent/devices devices:read",
+      "GET /api/agent/inbox/notifications inbox:read",
+      "GET /api/agent/inbox/notifications/{id} inbox:read",
+      "GET /api/agent/inbox/projects inbox:read",
       "GET /api/agent/tokens tokens:manage",
-      "POST /api/agent/auth/revoke "
+      "POST /api/agent/auth/revoke ",
+      "POST /api/agent/inbox/notifications/read-all inbox:write",
+      "POST /api/agent/inbox/notifications/{id}/read inbox:write",
+      "POST /api/agent/inbox/notifications/{id}/unread inbox:write",
+      "POST /api/agent/notifications notifications:send",
+      "POST /api/agent/notifications/{id}/withdraw notifications:send"
     ])
   })
 

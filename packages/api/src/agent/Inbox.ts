@@ -32,7 +32,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
     HttpApiEndpoint.get("projects", "/inbox/projects", { success: InboxProjects }).pipe(agentOperation({
       summary: "Inbox by project",
       description: "Each project the inbox holds items of (`projectId` null: the unfiled ones), with unread and total " +
-        "counts and its latest item; most recent project first. `totalUnread` sums every project.",
+        "counts and its latest item; most recent project first. `name` is the project id, or `Unfiled`. At most 500 " +
+        "projects are listed (the most recent); `totalUnread` counts every unread item.",
       scopes: ["inbox:read"]
     })),
     HttpApiEndpoint.get("list", "/inbox/notifications", {
@@ -44,7 +45,9 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       description: "Newest first with cursor pagination: `limit` 1–50 (default 20), `project` (a project id or the " +
         "word `unfiled`), `unread` (`1` or `true`), `cursor` (from `nextCursor`). Cursors are opaque and stable under " +
         "concurrent inserts: paging never skips or repeats an item; a cursor that was altered answers 400 " +
-        "`BAD_REQUEST`. `readThroughToken` marks this moment for read-all.",
+        "`BAD_REQUEST`, and so does a cursor used with other `project` or `unread` filters than it was made with (`limit` " +
+        "may change). A project with no items gives an empty page. `readThroughToken` marks this moment of the whole " +
+        "inbox, whatever the filters, for read-all.",
       scopes: ["inbox:read"]
     })),
     HttpApiEndpoint.post("readAll", "/inbox/notifications/read-all", {
@@ -53,8 +56,9 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       error: BadRequest
     }).pipe(agentOperation({
       summary: "Mark the inbox read",
-      description: "Marks every item up to a list response's `readThroughToken` read; items that arrived after that " +
-        "list response stay unread. An altered token answers 400 `BAD_REQUEST`.",
+      description: "Marks every item up to a list response's `readThroughToken` read (in every project, whatever that list's " +
+        "filters); items that arrived after that list response stay unread. `marked` counts the items this call " +
+        "changed. An altered token, or another account's, answers 400 `BAD_REQUEST`.",
       scopes: ["inbox:write"]
     })),
     HttpApiEndpoint.get("get", "/inbox/notifications/:id", {
@@ -64,7 +68,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
     }).pipe(agentOperation({
       summary: "One inbox item",
       description: "An inbox item by composite id (`event:<id>` or `notification:<id>`), with its body and the push " +
-        "receipt of each device (`pending`, `accepted`, `error`, `unknown`: sent, but the outcome was lost in a crash).",
+        "receipt of each of the account's devices (`pending`, `accepted`, `error`, `unknown`: sent, but the outcome was " +
+        "lost in a crash). `status` is `withdrawn` for a withdrawn notification, otherwise null.",
       scopes: ["inbox:read"]
     })),
     HttpApiEndpoint.post("read", "/inbox/notifications/:id/read", {
@@ -73,7 +78,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       error: NotFound
     }).pipe(agentOperation({
       summary: "Mark an inbox item read",
-      description: "Marks the item read; already read answers the first `readAt` with `idempotent: true`.",
+      description: "Marks the item read; already read answers the first `readAt` with `idempotent: true` (false when this call " +
+        "marked it).",
       scopes: ["inbox:write"]
     })),
     HttpApiEndpoint.post("unread", "/inbox/notifications/:id/unread", {
@@ -82,7 +88,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       error: NotFound
     }).pipe(agentOperation({
       summary: "Mark an inbox item unread",
-      description: "Marks the item unread (`readAt` null); already unread answers `idempotent: true`.",
+      description: "Marks the item unread (`readAt` null); already unread answers `idempotent: true` (false when this call " +
+        "marked it).",
       scopes: ["inbox:write"]
     }))
   )

@@ -1,31 +1,83 @@
-/** Provisional: replaced by the inbox capability's ActivityFeed at integration. */
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+/**
+ * The activity feed: the "merged account history, newest first, 20 per page"
+ * of GET /activity-feed. Notifications, live activities and prompt responses
+ * each write their entry through `record`, in their own transaction when they
+ * have one; `page` is what the History group's handler serves.
+ */
+import { ActivityFeedPage } from "@herald/api"
+import type { ActivityFeedKind } from "@herald/api"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { Statement } from "effect/sql"
 import { makeId } from "../lib/Ids.ts"
+import { ActivityFeedRepo } from "./ActivityFeedRepo.ts"
+import type { Recorded } from "./ActivityFeedRepo.ts"
 
-export interface ActivityFeedEntry {
+/** spec Limits: activity feed page size 20. */
+export const FEED_PAGE_SIZE = 20
+
+/** One thing that happened on the account. */
+export interface FeedEntry {
   readonly userId: string
-  readonly kind: "notification" | "live_activity" | "response"
+  readonly kind: ActivityFeedKind
+  /** The id of what the entry is about (`anot_…`, `act_…`, `int_…`): one entry per (user, kind, refId). */
   readonly refId: string
   readonly sourceName: string
-  readonly sourceImageUrl: string | null
+  readonly sourceImageUrl?: string | null
   readonly title: string
-  readonly detail: string | null
-  readonly url: string | null
-  readonly result: string | null
+  readonly detail?: string | null
+  readonly url?: string | null
+  /** The outcome, e.g. a prompt's answer or how a live activity ended. */
+  readonly result?: string | null
+  /** Defaults to now; pass the source's own time so both agree. */
+  readonly createdAt?: string
 }
 
 export class ActivityFeed extends Context.Service<ActivityFeed, {
-  readonly record: (entry: ActivityFeedEntry) => Effect.Effect<void>
-  readonly recordStatement: (entry: ActivityFeedEntry) => Effect.Effect<Statement.Statement<unknown>>
+  /**
+   * Writes the entry. Recording the same (user, kind, refId) again keeps the
+   * one entry, its id and its time, and takes the new title, detail, url,
+   * result and source (so a live activity can record its start, then its
+   * end). Joins the caller's open transaction.
+   */
+  readonly record: (entry: FeedEntry) => Effect.Effect<Recorded>
+  /** The same write as a statement for a caller that writes its rows and the entry in one statement. */
+  readonly recordStatement: (entry: FeedEntry) => Effect.Effect<Statement.Statement<unknown>>
+  /** Page `page` (1-based) of the account's feed, newest first; a page past the end has no items. */
+  readonly page: (userId: string, page: number) => Effect.Effect<ActivityFeedPage>
 }>()("herald/ActivityFeed") {
-  static readonly layer = Layer.effect(ActivityFeed, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const recordStatement = (entry: ActivityFeedEntry) =>
-      Effect.map(makeId("afi"), (id) => sql`INSERT INTO activity_feed ${sql.insert({ id, ...entry })} ON CONFLICT DO NOTHING`)
-    const record = (entry: ActivityFeedEntry) =>
-      Effect.flatMap(makeId("afi"), (id) => sql`INSERT INTO activity_feed ${sql.insert({ id, ...entry })} ON CONFLICT DO NOTHING`).pipe(Effect.asVoid, Effect.orDie)
-    return ActivityFeed.of({ record, recordStatement })
+  static readonly layerNoDeps = Layer.effect(ActivityFeed, Effect.gen(function*() {
+    const repo = yield* ActivityFeedRepo
+
+    const rowOf = (entry: FeedEntry) => Effect.gen(function*() {
+      return {
+        id: yield* makeId("afi"),
+        userId: entry.userId,
+        kind: entry.kind,
+        refId: entry.refId,
+        sourceName: entry.sourceName,
+        sourceImageUrl: entry.sourceImageUrl ?? null,
+        title: entry.title,
+        detail: entry.detail ?? null,
+        url: entry.url ?? null,
+        result: entry.result ?? null,
+        createdAt: entry.createdAt ?? new Date(yield* Clock.currentTimeMillis).toISOString()
+      }
+    })
+    const record = Effect.fn("ActivityFeed.record")(function*(entry: FeedEntry) {
+      return yield* repo.upsert(yield* rowOf(entry))
+    })
+    const recordStatement = (entry: FeedEntry) => Effect.map(rowOf(entry), repo.upsertStatement)
+
+    const page = Effect.fn("ActivityFeed.page")(function*(userId: string, page: number) {
+      const [items, total] = yield* Effect.all([
+        repo.page(userId, FEED_PAGE_SIZE, (Math.max(1, page) - 1) * FEED_PAGE_SIZE),
+        repo.count(userId)
+      ])
+      return new ActivityFeedPage({ items, page, pageSize: FEED_PAGE_SIZE, total }, { disableChecks: true })
+    })
+
+    return ActivityFeed.of({ record, recordStatement, page })
   }))
+
+  static readonly layer = ActivityFeed.layerNoDeps.pipe(Layer.provide(ActivityFeedRepo.layer))
 }

@@ -1,37 +1,87 @@
-/** Provisional: replaced by the inbox capability's InboxWrites at integration. */
-import { Array as Arr, Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+/**
+ * How other capabilities put items into the inbox: notifications and webhook
+ * events write one row per recipient. `insert` joins the caller's open
+ * transaction (`sql.withTransaction`), so the inbox copy commits or rolls back
+ * with the notification or event it belongs to.
+ */
+import type { BodyFormat, InboxOrigin } from "@herald/api"
+import { Clock, Context, Effect, Layer } from "effect"
+import type { Array as Arr } from "effect"
 import type { Statement } from "effect/sql"
+import { InboxRepo } from "./InboxRepo.ts"
+import type { InboxItemRow } from "./InboxRepo.ts"
+import { previewOf } from "./Preview.ts"
 
+export { PREVIEW_MAX, previewOf } from "./Preview.ts"
+
+/** One recipient's copy of a notification or event. */
 export interface NewInboxItem {
   readonly userId: string
-  readonly origin: "event" | "notification"
+  readonly origin: InboxOrigin
+  /** The notification (`anot_…`) or event (`evt_…`) id; the inbox id is `${origin}:${itemId}`. */
   readonly itemId: string
-  readonly projectId: string | null
+  readonly projectId?: string | null
   readonly sourceName: string
-  readonly sourceImageUrl: string | null
+  readonly sourceImageUrl?: string | null
   readonly title: string
   readonly body: string
-  readonly summary: string | null
-  readonly bodyFormat: "text" | "markdown"
-  readonly url: string | null
-  readonly appId: string | null
+  readonly summary?: string | null
+  readonly bodyFormat?: BodyFormat
+  readonly url?: string | null
+  readonly appId?: string | null
+  /** Defaults to `previewOf(body, bodyFormat)`. */
+  readonly preview?: string
+  /** Defaults to now; pass the source's own time so both agree. */
+  readonly createdAt?: string
 }
 
-export const previewOf = (body: string, _format: "text" | "markdown"): string => body.replace(/\s+/g, " ").trim().slice(0, 200)
-
 export class InboxWrites extends Context.Service<InboxWrites, {
-  readonly insert: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<void>
-  readonly insertStatement: (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) => Statement.Statement<unknown>
+  /**
+   * Inserts the items in one statement. An item already in that person's
+   * inbox (same origin and id) is left as it is, so a retried write is
+   * harmless. Answers how many items were new.
+   */
+  readonly insert: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<number>
+  /**
+   * The same insert as a statement for a caller that writes its own rows and
+   * the inbox copies in one statement (a CTE member; one round trip, atomic).
+   */
+  readonly insertStatement: (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) => Effect.Effect<Statement.Statement<unknown>>
 }>()("herald/InboxWrites") {
-  static readonly layer = Layer.effect(InboxWrites, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+  static readonly layerNoDeps = Layer.effect(InboxWrites, Effect.gen(function*() {
+    const repo = yield* InboxRepo
+    const rowsOf = <Items extends ReadonlyArray<NewInboxItem>>(items: Items) =>
+      Effect.map(Clock.currentTimeMillis, (millis) => {
+        const now = new Date(millis).toISOString()
+        return items.map((item) => {
+        const bodyFormat = item.bodyFormat ?? "text"
+        return {
+          userId: item.userId,
+          origin: item.origin,
+          itemId: item.itemId,
+          projectId: item.projectId ?? null,
+          sourceName: item.sourceName,
+          sourceImageUrl: item.sourceImageUrl ?? null,
+          title: item.title,
+          preview: item.preview ?? previewOf(item.body, bodyFormat),
+          body: item.body,
+          summary: item.summary ?? null,
+          bodyFormat,
+          url: item.url ?? null,
+          appId: item.appId ?? null,
+          createdAt: item.createdAt ?? now
+        }
+      })
+      })
+
+    const insert = Effect.fn("InboxWrites.insert")(function*(items: ReadonlyArray<NewInboxItem>) {
+      if (items.length === 0) return 0
+      return yield* repo.insert(yield* rowsOf(items))
+    })
     const insertStatement = (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) =>
-      sql`INSERT INTO inbox_items ${sql.insert(Arr.map(items, (i) => ({ ...i, preview: previewOf(i.body, i.bodyFormat) })))}`
-    const insert = (items: ReadonlyArray<NewInboxItem>) =>
-      Arr.isReadonlyArrayNonEmpty(items)
-        ? sql`INSERT INTO inbox_items ${sql.insert(Arr.map(items, (i) => ({ ...i, preview: previewOf(i.body, i.bodyFormat) })))}`.pipe(Effect.asVoid, Effect.orDie)
-        : Effect.void
+      Effect.map(rowsOf(items), (rows) => repo.insertStatement(rows as unknown as Arr.NonEmptyReadonlyArray<InboxItemRow>))
     return InboxWrites.of({ insert, insertStatement })
   }))
+
+  static readonly layer = InboxWrites.layerNoDeps.pipe(Layer.provide(InboxRepo.layer))
 }

@@ -83,7 +83,7 @@ export class Notifications extends Context.Service<Notifications, {
         url: fields.url,
         result: null
       })
-      const inboxCopy = inbox.insertStatement([{
+      const inboxCopy = yield* inbox.insertStatement([{
         userId: agent.userId,
         origin: "notification",
         itemId: id,

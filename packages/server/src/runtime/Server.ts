@@ -21,6 +21,8 @@ import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../iden
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
 import { Identity } from "../identity/Identity.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { InboxHandlers } from "../inbox/http.ts"
+import { Inbox } from "../inbox/Inbox.ts"
 import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { NotificationsHandlers } from "../notifications/http.ts"
 import { Notifications } from "../notifications/Notifications.ts"
@@ -31,7 +33,7 @@ import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
-  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers])
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
@@ -50,7 +52,7 @@ const MessagingLayer = Notifications.layer.pipe(
 )
 
 /** Everything that needs the database, built on a migrated one. */
-export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, SandboxRepo.layer).pipe(
+export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, Inbox.layer, SandboxRepo.layer).pipe(
   Layer.provideMerge(MigrationsLayer)
 )
 

@@ -246,3 +246,43 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       yield* eventually(deliveries(agent, flaky.id), (items) => items.length === 1)
     }))
 })
+
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications in the inbox", (it) => {
+  it.effect("a push is filed with a plain-text preview of its markdown and one receipt per device", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send", "inbox:read", "events:read"])
+      const phone = yield* register(agent, "iphone-")
+      const dead = yield* register(agent, "unregistered-")
+      const { notification } = yield* agent.client.notifications.create({
+        headers: {},
+        payload: { title: "Release", body: "**v2** is [live](https://example.test)", bodyFormat: "markdown", projectId: "deploys" }
+      })
+      const [push] = yield* deliveries(agent, phone.id)
+      assert.strictEqual((push?.payload as { aps: { alert: { body: string } } }).aps.alert.body, "v2 is live")
+
+      const page = yield* agent.client.inbox.list({ query: {} })
+      assert.strictEqual(page.items[0]?.id, `notification:${notification.id}`)
+      assert.strictEqual(page.items[0]?.preview, "v2 is live")
+      assert.strictEqual(page.items[0]?.bodyFormat, "markdown")
+      assert.strictEqual(page.items[0]?.sourceName, "test agent")
+      assert.strictEqual(page.items[0]?.projectId, "deploys")
+
+      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
+      assert.strictEqual(detail.body, "**v2** is [live](https://example.test)")
+      const receipts = Object.fromEntries((detail.pushReceipts ?? []).map((r) => [r.deviceId, r]))
+      assert.strictEqual(receipts[phone.id]?.status, "accepted")
+      assert.strictEqual(receipts[dead.id]?.status, "error")
+      assert.strictEqual(receipts[dead.id]?.errorCode, "Unregistered")
+    }))
+
+  it.effect("withdraw marks the inbox copy read and the detail withdrawn", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send", "inbox:read"])
+      yield* register(agent, "iphone-")
+      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
+      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
+      assert.isNotNull(detail.readAt)
+      assert.strictEqual(detail.status, "withdrawn")
+    }))
+})

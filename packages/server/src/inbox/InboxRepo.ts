@@ -1,0 +1,227 @@
+/**
+ * SQL of the inbox: one `inbox_items` row per recipient, ordered by `seq`.
+ * Every query is scoped by the recipient's `user_id`. Statements run on the
+ * enclosing transaction's connection when a caller opened one.
+ */
+import { BodyFormat, InboxNotificationSummary, InboxOrigin, PushReceiptStatus } from "@herald/api"
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { Statement } from "effect/sql"
+
+/** A row to insert into `inbox_items`: every column but `seq` and `read_at`. */
+export type InboxItemRow = {
+  readonly userId: string
+  readonly origin: InboxOrigin
+  readonly itemId: string
+  readonly projectId: string | null
+  readonly sourceName: string
+  readonly sourceImageUrl: string | null
+  readonly title: string
+  readonly preview: string
+  readonly body: string
+  readonly summary: string | null
+  readonly bodyFormat: BodyFormat
+  readonly url: string | null
+  readonly appId: string | null
+  readonly createdAt: string
+}
+
+/** Which items a list shows: every project, one project, or the unfiled ones (`project_id IS NULL`). */
+export type ProjectFilter =
+  | { readonly _tag: "Any" }
+  | { readonly _tag: "Unfiled" }
+  | { readonly _tag: "Project"; readonly projectId: string }
+
+export interface ListRequest {
+  readonly userId: string
+  readonly project: ProjectFilter
+  readonly unreadOnly: boolean
+  /** Only items with `seq` below this (the cursor); none for the first page. */
+  readonly beforeSeq: string | null
+  readonly limit: number
+}
+
+/** `bigint` crosses the driver as text; cast in SQL so it never turns into a float. */
+const Seq = Schema.String
+
+const SummaryRow = Schema.Struct({ seq: Seq, ...InboxNotificationSummary.fields })
+export type SummaryRow = typeof SummaryRow.Type
+
+const DetailRow = Schema.Struct({
+  ...InboxNotificationSummary.fields,
+  body: Schema.String,
+  summary: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String)
+})
+export type DetailRow = typeof DetailRow.Type
+
+const ReceiptRow = Schema.Struct({
+  id: Schema.String,
+  deviceId: Schema.String,
+  status: PushReceiptStatus,
+  errorCode: Schema.NullOr(Schema.String),
+  checkedAt: Schema.NullOr(Schema.String)
+})
+export type ReceiptRow = typeof ReceiptRow.Type
+
+const ProjectRow = Schema.Struct({
+  projectId: Schema.NullOr(Schema.String),
+  unreadCount: Schema.Number,
+  totalCount: Schema.Number,
+  latestTitle: Schema.String,
+  latestPreview: Schema.String,
+  latestImageUrl: Schema.NullOr(Schema.String),
+  latestAt: Schema.String
+})
+export type ProjectRow = typeof ProjectRow.Type
+
+const ItemKey = Schema.Struct({ userId: Schema.String, origin: Schema.String, itemId: Schema.String })
+type ItemKey = typeof ItemKey.Type
+
+/** The item's read state before a mark, and after it. */
+const MarkRow = Schema.Struct({ readAt: Schema.NullOr(Schema.String), wasRead: Schema.Boolean })
+export type MarkRow = typeof MarkRow.Type
+
+export class InboxRepo extends Context.Service<InboxRepo, {
+  /** The named server secret, created from `fresh` by the first caller; every later caller reads the same. */
+  readonly serverSecret: (name: string, fresh: string) => Effect.Effect<string>
+  /** Inserts rows; a row whose (user, origin, item) exists is left as it is. Answers how many were new. */
+  readonly insert: (rows: ReadonlyArray<InboxItemRow>) => Effect.Effect<number>
+  /** The same INSERT as a statement to run inside a caller's statement (a CTE member). */
+  readonly insertStatement: (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) => Statement.Statement<unknown>
+  /** The highest `seq` of the account's inbox, "0" when empty. */
+  readonly topSeq: (userId: string) => Effect.Effect<string>
+  /** One row more than `limit` when more follow, newest first. */
+  readonly list: (request: ListRequest) => Effect.Effect<ReadonlyArray<SummaryRow>>
+  readonly projects: (userId: string, max: number) => Effect.Effect<ReadonlyArray<ProjectRow>>
+  readonly totalUnread: (userId: string) => Effect.Effect<number>
+  readonly find: (key: ItemKey) => Effect.Effect<Option.Option<DetailRow>>
+  readonly receipts: (key: ItemKey) => Effect.Effect<ReadonlyArray<ReceiptRow>>
+  readonly markRead: (key: ItemKey) => Effect.Effect<Option.Option<MarkRow>>
+  readonly markUnread: (key: ItemKey) => Effect.Effect<Option.Option<MarkRow>>
+  /** Marks the account's unread items with `seq` up to `seq` read; answers how many. */
+  readonly readThrough: (userId: string, seq: string) => Effect.Effect<number>
+}>()("herald/InboxRepo") {
+  static readonly layer = Layer.effect(InboxRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const summaryColumns = sql`
+      i.origin || ':' || i.item_id AS id, i.origin, i.project_id, i.project_id AS project_name, i.source_name,
+      i.source_image_url, i.title, i.preview, i.url, i.body_format, i.read_at, i.created_at, NULL AS app`
+
+    const decodeSummaries = Schema.decodeUnknownEffect(Schema.Array(SummaryRow))
+    const list = (r: ListRequest) => {
+      const conditions = [
+        sql`i.user_id = ${r.userId}`,
+        ...(r.project._tag === "Unfiled" ? [sql`i.project_id IS NULL`] : []),
+        ...(r.project._tag === "Project" ? [sql`i.project_id = ${r.project.projectId}`] : []),
+        ...(r.unreadOnly ? [sql`i.read_at IS NULL`] : []),
+        ...(r.beforeSeq === null ? [] : [sql`i.seq < ${r.beforeSeq}::bigint`])
+      ]
+      return sql`SELECT i.seq::text AS seq, ${summaryColumns} FROM inbox_items i
+                 WHERE ${sql.and(conditions)} ORDER BY i.seq DESC LIMIT ${r.limit + 1}`.pipe(Effect.flatMap(decodeSummaries))
+    }
+
+    // One row per project: its counts, and its latest item (DISTINCT ON picks the highest seq).
+    const projects = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, max: Schema.Number }),
+      Result: ProjectRow,
+      execute: ({ max, userId }) =>
+        sql`WITH counts AS (
+              SELECT project_id, count(*)::int AS total_count,
+                     (count(*) FILTER (WHERE read_at IS NULL))::int AS unread_count, max(seq) AS latest_seq
+              FROM inbox_items WHERE user_id = ${userId} GROUP BY project_id
+              ORDER BY latest_seq DESC LIMIT ${max}
+            )
+            SELECT c.project_id, c.unread_count, c.total_count, i.title AS latest_title,
+                   i.preview AS latest_preview, i.source_image_url AS latest_image_url, i.created_at AS latest_at
+            FROM counts c JOIN inbox_items i ON i.seq = c.latest_seq
+            ORDER BY c.latest_seq DESC`
+    })
+
+    const find = SqlSchema.findOneOption({
+      Request: ItemKey,
+      Result: DetailRow,
+      execute: (k) =>
+        sql`SELECT ${summaryColumns}, i.body, i.summary,
+                   CASE WHEN i.origin = 'notification' AND n.withdrawn_at IS NOT NULL THEN 'withdrawn' END AS status
+            FROM inbox_items i
+            LEFT JOIN notifications n ON i.origin = 'notification' AND n.id = i.item_id
+            WHERE i.user_id = ${k.userId} AND i.origin = ${k.origin} AND i.item_id = ${k.itemId}`
+    })
+
+    // Alert pushes of this item to the account's own devices; `sending` is a push in flight.
+    const receipts = SqlSchema.findAll({
+      Request: ItemKey,
+      Result: ReceiptRow,
+      execute: (k) =>
+        sql`SELECT r.id, r.device_id, CASE WHEN r.status = 'sending' THEN 'pending' ELSE r.status END AS status,
+                   r.error_code, r.checked_at
+            FROM push_receipts r JOIN devices d ON d.id = r.device_id
+            WHERE r.item_id = ${k.itemId} AND r.origin = ${k.origin} AND r.purpose = 'alert' AND d.user_id = ${k.userId}
+            ORDER BY r.created_at, r.id`
+    })
+
+    // The row is locked while its state is read, so two concurrent marks agree on which one changed it.
+    const mark = (read: boolean) =>
+      SqlSchema.findOneOption({
+        Request: ItemKey,
+        Result: MarkRow,
+        execute: (k) =>
+          sql`WITH prev AS (
+                SELECT seq, read_at FROM inbox_items
+                WHERE user_id = ${k.userId} AND origin = ${k.origin} AND item_id = ${k.itemId}
+                FOR UPDATE
+              ), changed AS (
+                UPDATE inbox_items i SET read_at = ${read ? sql`now()` : sql`NULL`}
+                FROM prev WHERE i.seq = prev.seq AND ${read ? sql`prev.read_at IS NULL` : sql`prev.read_at IS NOT NULL`}
+                RETURNING i.read_at
+              )
+              SELECT CASE WHEN EXISTS (SELECT 1 FROM changed) THEN (SELECT read_at FROM changed) ELSE prev.read_at END
+                       AS read_at,
+                     prev.read_at IS NOT NULL AS was_read
+              FROM prev`
+      })
+
+    const count = (rows: ReadonlyArray<{ readonly n?: unknown }>) => Number(rows[0]?.n ?? 0)
+
+    const insertStatement = (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) =>
+      sql`INSERT INTO inbox_items ${sql.insert(rows)} ON CONFLICT (user_id, origin, item_id) DO NOTHING`
+
+    return InboxRepo.of({
+      insertStatement,
+      serverSecret: (name, fresh) =>
+        sql`INSERT INTO server_secrets (name, secret) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`.pipe(
+          Effect.andThen(sql<{ secret: string }>`SELECT secret FROM server_secrets WHERE name = ${name}`),
+          Effect.map((rows) => rows[0]!.secret),
+          Effect.orDie
+        ),
+      insert: (rows) =>
+        !Arr.isReadonlyArrayNonEmpty(rows) ? Effect.succeed(0) : sql<{ n: number }>`
+          WITH added AS (${insertStatement(rows)} RETURNING 1) SELECT count(*)::int AS n FROM added`.pipe(Effect.map(count), Effect.orDie),
+      topSeq: (userId) =>
+        sql<{ seq: string }>`SELECT coalesce(max(seq), 0)::text AS seq FROM inbox_items WHERE user_id = ${userId}`.pipe(
+          Effect.map((rows) => rows[0]!.seq),
+          Effect.orDie
+        ),
+      list: (r) => list(r).pipe(Effect.orDie),
+      projects: (userId, max) => projects({ userId, max }).pipe(Effect.orDie),
+      totalUnread: (userId) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_items WHERE user_id = ${userId} AND read_at IS NULL`.pipe(
+          Effect.map(count),
+          Effect.orDie
+        ),
+      find: (k) => find(k).pipe(Effect.orDie),
+      receipts: (k) => receipts(k).pipe(Effect.orDie),
+      markRead: (k) => mark(true)(k).pipe(Effect.orDie),
+      markUnread: (k) => mark(false)(k).pipe(Effect.orDie),
+      readThrough: (userId, seq) =>
+        sql<{ n: number }>`
+          WITH marked AS (
+            UPDATE inbox_items SET read_at = now()
+            WHERE user_id = ${userId} AND read_at IS NULL AND seq <= ${seq}::bigint
+            RETURNING 1
+          ) SELECT count(*)::int AS n FROM marked`.pipe(Effect.map(count), Effect.orDie)
+    })
+  }))
+}

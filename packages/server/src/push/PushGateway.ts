@@ -75,10 +75,38 @@ export const sendsTotal = Metric.counter("herald_push_sends_total", {
   incremental: true
 })
 
+const durationBoundaries = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
 export const sendDuration = Metric.histogram("herald_push_send_duration_seconds", {
   description: "Duration of one push attempt, by provider.",
-  boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+  boundaries: durationBoundaries
 })
+
+// Series built once per (provider, outcome) with fixed attributes: deriving them
+// on every update (`Metric.withAttributes`) costs more than the update.
+const sendSeries = new Map<string, Metric.Metric<number, unknown>>()
+const seriesOf = (key: string, make: () => Metric.Metric<number, unknown>) => {
+  let metric = sendSeries.get(key)
+  if (metric === undefined) {
+    metric = make()
+    sendSeries.set(key, metric)
+  }
+  return metric
+}
+const durationOf = (provider: string) =>
+  seriesOf(`d ${provider}`, () =>
+    Metric.histogram("herald_push_send_duration_seconds", {
+      description: "Duration of one push attempt, by provider.",
+      boundaries: durationBoundaries,
+      attributes: { provider }
+    }))
+const countOf = (provider: string, outcome: string) =>
+  seriesOf(`c ${provider} ${outcome}`, () =>
+    Metric.counter("herald_push_sends_total", {
+      description: "Push attempts by provider and outcome (accepted, rejected, retry).",
+      incremental: true,
+      attributes: { provider, outcome }
+    }))
 
 /** `apns (api.push.apple.com), fcm (project p)`; a provider serving both platforms appears once. */
 export const describeRoutes = (routes: PushRoutes): ReadonlyArray<string> => {
@@ -112,8 +140,8 @@ export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewaySh
       const provider = target.platform === "ios" ? routes.ios : routes.android
       yield* Effect.annotateCurrentSpan({ provider: provider.name, deviceId: target.deviceId, pushType: message.pushType })
       const [elapsed, outcome] = yield* Effect.timed(provider.send(target, message))
-      yield* Metric.update(Metric.withAttributes(sendDuration, { provider: provider.name }), Duration.toMillis(elapsed) / 1000)
-      yield* Metric.update(Metric.withAttributes(sendsTotal, { provider: provider.name, outcome: outcomeLabel(outcome) }), 1)
+      yield* Metric.update(durationOf(provider.name), Duration.toMillis(elapsed) / 1000)
+      yield* Metric.update(countOf(provider.name, outcomeLabel(outcome)), 1)
       if (outcome._tag === "Rejected") {
         yield* Effect.logInfo(`push to device ${target.deviceId} rejected by ${provider.name}: ${outcome.reason}`)
         if (outcome.tokenInvalid && deadTokenIsDevice(target, message)) yield* markInactive(target)

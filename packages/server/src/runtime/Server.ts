@@ -26,6 +26,7 @@ import { Inbox } from "../inbox/Inbox.ts"
 import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { NotificationsHandlers } from "../notifications/http.ts"
 import { Notifications } from "../notifications/Notifications.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
@@ -52,7 +53,7 @@ const MessagingLayer = Notifications.layer.pipe(
 )
 
 /** Everything that needs the database, built on a migrated one. */
-export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, Inbox.layer, SandboxRepo.layer).pipe(
+export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, Inbox.layer, Idempotency.layer, SandboxRepo.layer).pipe(
   Layer.provideMerge(MigrationsLayer)
 )
 

@@ -5,7 +5,7 @@
  */
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import type { Scope } from "@herald/api"
-import { Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { randomBytes } from "node:crypto"
 import { Identity } from "../../packages/server/src/identity/Identity.ts"
@@ -19,12 +19,18 @@ const addressLayer = Layer.effect(TestServer, Effect.map(HttpServer.HttpServer, 
   return { baseUrl: `http://127.0.0.1:${server.address.port}` }
 }))
 
-/** The service and its database; tests reach it over HTTP (and Identity for set-up). */
-export const TestServerLayer = addressLayer.pipe(
-  Layer.provideMerge(httpServerLayer({ port: 0, host: "127.0.0.1" })),
-  Layer.provideMerge(CapabilitiesLayer),
-  Layer.provideMerge(TestSqlLayer)
-)
+/**
+ * The service and its database; tests reach it over HTTP (and Identity for set-up). `env` stands in
+ * for the process environment of the service's settings (rate limits, push delivery, …).
+ */
+export const testServerLayer = (env: Record<string, string> = {}) =>
+  addressLayer.pipe(
+    Layer.provideMerge(httpServerLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(CapabilitiesLayer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))),
+    Layer.provideMerge(TestSqlLayer)
+  )
+
+export const TestServerLayer = testServerLayer()
 
 export const uniqueEmail = (label = "p") => `${label}-${randomBytes(6).toString("hex")}@example.test`
 

@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthGroup } from "./agent/Auth.ts"
+import { BillingGroup } from "./agent/Billing.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
 import { InboxGroup } from "./agent/Inbox.ts"
@@ -22,6 +23,7 @@ export class AgentApi extends HttpApi.make("agent")
   .add(DevicesGroup)
   .add(NotificationsGroup)
   .add(InboxGroup)
+  .add(BillingGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -12,6 +12,12 @@ import type { Scope } from "./domain/Scope.ts"
 /** The scopes an Agent API operation requires; `[]` for "none". Every agent endpoint carries it. */
 export class RequiredScopes extends Context.Service<RequiredScopes, ReadonlyArray<Scope>>()("herald/RequiredScopes") {}
 
+/**
+ * Marks a sending operation (a push, a prompt, a live activity start or update, a page): it
+ * counts against the tighter per-token send limit as well as the overall one.
+ */
+export class SendingOperation extends Context.Service<SendingOperation, boolean>()("herald/SendingOperation") {}
+
 /** The security scheme names, one per face (one scheme per middleware). */
 export const AgentScheme = "agentToken"
 export const PersonScheme = "sessionToken"
@@ -31,15 +37,16 @@ const annotateAll = <E extends Annotatable>(endpoint: E, entries: ReadonlyArray<
   entries.reduce<E>((e, [key, value]) => e.annotate(key, value) as E, endpoint)
 
 /** Documents and scopes an Agent API endpoint in one step. */
-export const agentOperation = (doc: OperationDoc & { readonly scopes: ReadonlyArray<Scope> }) =>
+export const agentOperation = (doc: OperationDoc & { readonly scopes: ReadonlyArray<Scope>; readonly sends?: true }) =>
 <E extends Annotatable>(endpoint: E): E => {
   const scopeLine = doc.scopes.length === 0
     ? "Scopes: none (any valid token)."
     : `Scopes: ${doc.scopes.map((s) => `\`${s}\``).join(", ")}.`
   return annotateAll(endpoint, [
     [RequiredScopes, doc.scopes],
+    [SendingOperation, doc.sends === true],
     [OpenApi.Summary, doc.summary],
-    [OpenApi.Description, `${doc.description}\n\n${scopeLine}`],
+    [OpenApi.Description, `${doc.description}\n\n${scopeLine}${doc.sends === true ? " Counts against the per-token send limit." : ""}`],
     [OpenApi.Override, { security: [{ [AgentScheme]: [...doc.scopes] }] }]
   ])
 }

@@ -5,7 +5,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Scope } from "./domain/Scope.ts"
-import { CommonErrors, MissingScope, Unauthorized } from "./errors.ts"
+import { CommonErrors, MissingScope, RateLimited, Unauthorized } from "./errors.ts"
 
 /** The account and token a request acts as, provided by {@link AgentAuth}. */
 export interface AgentPrincipal {
@@ -30,7 +30,8 @@ export class AgentAuth extends HttpApiMiddleware.Service<AgentAuth, { provides: 
       HttpApiSecurity.annotate(OpenApi.Description, "An API token (`hld_…`) created in the Person API. Send `Authorization: Bearer <token>`.")
     )
   },
-  error: [Unauthorized, MissingScope]
+  // Every agent request is also subject to the token's rate limits.
+  error: [Unauthorized, MissingScope, RateLimited]
 }) {}
 
 /** Bearer session token (`hls_…`) of a signed-in person. */

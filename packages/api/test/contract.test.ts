@@ -38,6 +38,7 @@ describe("AgentApi", () => {
       "DELETE /api/agent/devices/{id} devices:write",
       "DELETE /api/agent/tokens/{id} tokens:manage",
       "GET /api/agent/auth/status ",
+      "GET /api/agent/billing billing:read",
       "GET /api/agent/devices devices:read",
       "GET /api/agent/inbox/notifications inbox:read",
       "GET /api/agent/inbox/notifications/{id} inbox:read",

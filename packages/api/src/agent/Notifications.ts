@@ -63,7 +63,8 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
         "stored as given and previewed as plain text. `Idempotency-Key`: the same body within 24 h replays the first " +
         "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
         "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.",
-      scopes: ["notifications:send"]
+      scopes: ["notifications:send"],
+      sends: true
     })),
     HttpApiEndpoint.post("withdraw", "/notifications/:id/withdraw", {
       params: { id: NotificationRef },

@@ -1,25 +1,55 @@
 /**
- * The Agent API's bearer middleware: authenticates the `hld_…` token, then
- * checks the scopes the guarded endpoint declares (`RequiredScopes`), listing
- * every missing one in a 403 `MISSING_SCOPE`.
+ * The Agent API's bearer middleware: authenticates the `hld_…` token, checks
+ * the scopes the guarded endpoint declares (`RequiredScopes`, listing every
+ * missing one in a 403 `MISSING_SCOPE`), then takes the request from the
+ * token's rate limits (429 `RATE_LIMITED` when over). Every answer carries
+ * the `RateLimit-*` headers of the tighter limit that applies.
  */
-import { AgentAuth, CurrentAgent, MissingScope, RequiredScopes } from "@herald/api"
-import { Context, Effect, Layer, Redacted } from "effect"
-import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import { AgentAuth, CurrentAgent, MissingScope, RateLimited, RequiredScopes, SendingOperation } from "@herald/api"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import type { unhandled } from "effect/Types"
+import { RateLimiter } from "../billing/RateLimiter.ts"
+import type { Decision } from "../billing/RateLimiter.ts"
 import { Credentials } from "./Credentials.ts"
+
+const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)))
+
+const rateLimitHeaders = (decision: Decision) =>
+(_request: unknown, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.succeed(HttpServerResponse.setHeaders(response, {
+    "ratelimit-limit": String(decision.limit),
+    "ratelimit-remaining": String(decision.remaining),
+    "ratelimit-reset": seconds(decision.resetMs),
+    ...(decision.allowed ? {} : { "retry-after": seconds(decision.retryAfterMs) })
+  }))
 
 export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
   const credentials = yield* Credentials
+  const limiter = yield* RateLimiter
   return AgentAuth.of({
     // Every agent request passes here: plain `flatMap`, no generator.
     agentToken: (httpEffect, { credential, endpoint }) =>
-      Effect.flatMap(credentials.authenticateToken(Redacted.value(credential)), (token): Effect.Effect<HttpServerResponse, MissingScope | unhandled> => {
+      Effect.flatMap(credentials.authenticateToken(Redacted.value(credential)), (token): Effect.Effect<HttpServerResponse.HttpServerResponse, MissingScope | RateLimited | unhandled> => {
         const required = Context.getOrUndefined(endpoint.annotations, RequiredScopes) ?? []
         const missing = required.filter((scope) => !token.scopes.includes(scope))
-        return missing.length > 0
-          ? Effect.fail(new MissingScope({ error: `The token lacks scopes: ${missing.join(", ")}.`, required: missing }))
-          : Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+        if (missing.length > 0) {
+          return Effect.fail(new MissingScope({ error: `The token lacks scopes: ${missing.join(", ")}.`, required: missing }))
+        }
+        return Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, RateLimited | unhandled> => {
+          const sends = Context.getOrUndefined(endpoint.annotations, SendingOperation) === true
+          const outcome = limiter.take(token.id, sends, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+          if (outcome.reported !== undefined) {
+            HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, rateLimitHeaders(outcome.reported))
+          }
+          if (!outcome.allowed) {
+            return Effect.fail(new RateLimited({
+              error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +
+                `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`
+            }))
+          }
+          return Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+        })
       })
   })
 }))

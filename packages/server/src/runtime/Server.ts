@@ -26,6 +26,9 @@ import { Inbox } from "../inbox/Inbox.ts"
 import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { NotificationsHandlers } from "../notifications/http.ts"
 import { Notifications } from "../notifications/Notifications.ts"
+import { Billing } from "../billing/Billing.ts"
+import { BillingHandlers } from "../billing/http.ts"
+import { RateLimiter } from "../billing/RateLimiter.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { loggingLayer } from "../observability/Logging.ts"
@@ -34,7 +37,7 @@ import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
-  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers])
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
@@ -53,7 +56,13 @@ const MessagingLayer = Notifications.layer.pipe(
 )
 
 /** Everything that needs the database, built on a migrated one. */
-export const CapabilitiesLayer = Layer.mergeAll(MessagingLayer, Inbox.layer, Idempotency.layer, SandboxRepo.layer).pipe(
+export const CapabilitiesLayer = Layer.mergeAll(
+  MessagingLayer,
+  Inbox.layer,
+  Idempotency.layer,
+  Billing.layer.pipe(Layer.provideMerge(RateLimiter.layer)),
+  SandboxRepo.layer
+).pipe(
   Layer.provideMerge(MigrationsLayer)
 )
 

@@ -1,0 +1,77 @@
+/**
+ * Per-token rate limits, in memory: no database round trip per request, and
+ * check-and-take is one synchronous step, so concurrent requests on a node
+ * cannot both take the last unit. Keys whose budget is whole again are swept
+ * every minute, so memory follows the tokens active in the last minute.
+ *
+ * Several nodes: each node enforces the full limit on what it serves, so a
+ * token spread over N nodes behind a round-robin balancer can reach N times
+ * the limit. The plan when Herald runs on more than one node: give each node
+ * `limit / N` (N from the cluster's runner count) for tokens it sees, and
+ * periodically reconcile actual use through a small PostgreSQL table of
+ * (token, window, count) rows upserted in batches every second, lending unused
+ * budget to the nodes that need it; the hot path stays in memory either way.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import { RateLimitConfig } from "../config/RateLimitConfig.ts"
+import { Gcra } from "./Gcra.ts"
+import type { Decision } from "./Gcra.ts"
+
+export type { Decision } from "./Gcra.ts"
+
+export interface RateLimitOutcome {
+  readonly allowed: boolean
+  /** The limit the response reports: the tighter of those that apply (none when every limit is off). */
+  readonly reported: Decision | undefined
+}
+
+export interface RateLimiterShape {
+  /** Takes one request (and one send when `sends`) for the token at `now`, or refuses it whole. */
+  readonly take: (tokenId: string, sends: boolean, now: number) => RateLimitOutcome
+  /** The token's budgets at `now`, without taking any; undefined for a limit that is off. */
+  readonly peek: (tokenId: string, now: number) => { readonly requests: Decision | undefined; readonly sends: Decision | undefined }
+}
+
+const tighter = (a: Decision | undefined, b: Decision | undefined) =>
+  a === undefined ? b : b === undefined ? a : b.remaining < a.remaining ? b : a
+
+export const makeRateLimiter = (config: { readonly requestsPerMinute: number; readonly sendsPerMinute: number }) => {
+  const requests = config.requestsPerMinute > 0 ? new Gcra(config.requestsPerMinute) : undefined
+  const sends = config.sendsPerMinute > 0 ? new Gcra(config.sendsPerMinute) : undefined
+
+  const take = (tokenId: string, isSend: boolean, now: number): RateLimitOutcome => {
+    const overall = requests?.check(tokenId, now)
+    const send = isSend ? sends?.check(tokenId, now) : undefined
+    if (overall?.allowed === false) return { allowed: false, reported: overall }
+    if (send?.allowed === false) return { allowed: false, reported: send }
+    if (overall !== undefined) requests!.commit(tokenId, overall.next)
+    if (send !== undefined) sends!.commit(tokenId, send.next)
+    return { allowed: true, reported: tighter(overall, send) }
+  }
+
+  const peek = (tokenId: string, now: number) => ({
+    requests: requests?.peek(tokenId, now),
+    sends: sends?.peek(tokenId, now)
+  })
+
+  const sweep = (now: number) => {
+    requests?.sweep(now)
+    sends?.sweep(now)
+  }
+
+  return { take, peek, sweep }
+}
+
+export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("herald/RateLimiter") {
+  static readonly layerNoDeps = Layer.effect(RateLimiter, Effect.gen(function*() {
+    const limiter = makeRateLimiter(yield* RateLimitConfig)
+    yield* Effect.sync(() => limiter.sweep(Date.now())).pipe(
+      Effect.andThen(Effect.sleep(Duration.minutes(1))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return RateLimiter.of({ take: limiter.take, peek: limiter.peek })
+  }))
+
+  static readonly layer = RateLimiter.layerNoDeps.pipe(Layer.provide(RateLimitConfig.layer))
+}

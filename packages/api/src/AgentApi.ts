@@ -6,7 +6,9 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthGroup } from "./agent/Auth.ts"
 import { BillingGroup } from "./agent/Billing.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
+import { HistoryGroup } from "./agent/History.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
+import { ServicesGroup } from "./agent/Services.ts"
 import { InboxGroup } from "./agent/Inbox.ts"
 import { TokensGroup } from "./agent/Tokens.ts"
 import { RequestErrors } from "./Security.ts"
@@ -21,6 +23,8 @@ export class AgentApi extends HttpApi.make("agent")
   .add(AuthGroup)
   .add(TokensGroup)
   .add(DevicesGroup)
+  .add(ServicesGroup)
+  .add(HistoryGroup)
   .add(NotificationsGroup)
   .add(InboxGroup)
   .add(BillingGroup)

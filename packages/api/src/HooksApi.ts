@@ -29,9 +29,6 @@ export class InboundAccepted extends Schema.Class<InboundAccepted>("InboundAccep
   eventId: Schema.String
 }) {}
 
-/** Bounded lower than other routes: an inbound body is a notification, not a document. */
-export const MAX_INBOUND_BYTES = 64 * 1024
-
 export class InboundGroup extends HttpApiGroup.make("inbound")
   .add(
     HttpApiEndpoint.post("deliver", "/:token", {

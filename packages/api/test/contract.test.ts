@@ -36,20 +36,29 @@ describe("AgentApi", () => {
     ).sort()
     assert.deepStrictEqual(table, [
       "DELETE /api/agent/devices/{id} devices:write",
+      "DELETE /api/agent/services/{id} services:write",
       "DELETE /api/agent/tokens/{id} tokens:manage",
+      "GET /api/agent/activity-feed events:read",
       "GET /api/agent/auth/status ",
       "GET /api/agent/billing billing:read",
       "GET /api/agent/devices devices:read",
+      "GET /api/agent/events events:read",
       "GET /api/agent/inbox/notifications inbox:read",
       "GET /api/agent/inbox/notifications/{id} inbox:read",
       "GET /api/agent/inbox/projects inbox:read",
+      "GET /api/agent/services services:read",
+      "GET /api/agent/services/{id} services:read",
       "GET /api/agent/tokens tokens:manage",
+      "PATCH /api/agent/services/{id} services:write",
       "POST /api/agent/auth/revoke ",
       "POST /api/agent/inbox/notifications/read-all inbox:write",
       "POST /api/agent/inbox/notifications/{id}/read inbox:write",
       "POST /api/agent/inbox/notifications/{id}/unread inbox:write",
       "POST /api/agent/notifications notifications:send",
-      "POST /api/agent/notifications/{id}/withdraw notifications:send"
+      "POST /api/agent/notifications/{id}/withdraw notifications:send",
+      "POST /api/agent/services services:write",
+      "POST /api/agent/services/{id}/rotate services:write",
+      "POST /api/agent/services/{id}/share services:write"
     ])
   })
 

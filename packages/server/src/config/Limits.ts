@@ -5,3 +5,9 @@
 
 /** Request bodies (decisions.md: 1 MiB for every route but mini-app publish). */
 export const MAX_BODY_BYTES = 1024 * 1024
+
+/** Inbound webhook deliveries (`POST /hooks/{token}`): a notification, not a document. */
+export const MAX_INBOUND_BYTES = 64 * 1024
+
+/** The body limit of a request path. */
+export const bodyLimitFor = (url: string): number => url.startsWith("/hooks/") ? MAX_INBOUND_BYTES : MAX_BODY_BYTES

@@ -19,7 +19,7 @@
 import { ByteSize, Clock, Context, Effect, Layer, LogLevel, Metric, References } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
-import { MAX_BODY_BYTES } from "../config/Limits.ts"
+import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
 
@@ -124,7 +124,10 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
       requestId
     }))
     const declared = request.headers["content-length"]
-    // A declared body over the limit is refused before a byte of it is read.
-    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return tooLarge
+    const limit = bodyLimitFor(request.url)
+    // A declared body over the limit is refused before a byte of it is read;
+    // an undeclared (chunked) one is cut off at the limit while it is read.
+    if (declared !== undefined && Number(declared) > limit) return tooLarge
+    if (limit !== MAX_BODY_BYTES) fiber.setContext(Context.add(fiber.context, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)))
     return httpEffect
   }), { global: true })

@@ -4,7 +4,7 @@
  * HTTP server.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { AgentApi, AppApi } from "@herald/api"
+import { AgentApi, AppApi, HooksApi } from "@herald/api"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -35,13 +35,21 @@ import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
+import { InboundHandlers } from "../services/hooksHttp.ts"
+import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
+import { Services } from "../services/Services.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
-  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers])
+  Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
+  Layer.provide([ServicesHandlers, HistoryHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
   Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers])
+)
+
+const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
+  Layer.provide(InboundHandlers)
 )
 
 const DocsRoutes = Layer.mergeAll(
@@ -51,7 +59,7 @@ const DocsRoutes = Layer.mergeAll(
 
 const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
 
-const MessagingLayer = Notifications.layer.pipe(
+const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(Layer.provide(AppConfig.layer))).pipe(
   Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer))
 )
 
@@ -67,7 +75,7 @@ export const CapabilitiesLayer = Layer.mergeAll(
 )
 
 /** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, DocsRoutes, OpsRoutes, EdgeMiddleware).pipe(
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, DocsRoutes, OpsRoutes, EdgeMiddleware).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 

@@ -1,0 +1,167 @@
+/**
+ * The webhook-service capability's rules: services an agent creates, their
+ * webhook URLs (a 256-bit `hlw_…` token, stored as a hash, shown once), the
+ * sharing rules of the spec's table, and inbound deliveries: each becomes an
+ * Event, an inbox copy per recipient and a durable push per device.
+ *
+ * Sharing: only the creator shares, unshares or rotates; a family's owner may
+ * also rename or delete a service shared with the family. Families arrive
+ * with the teams capability; until then no family exists, so sharing with
+ * one answers 404 and every service is visible to its creator only.
+ */
+import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated, ValidationFailed } from "@herald/api"
+import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
+import { Context, Effect, Layer } from "effect"
+import { generateSecret, hashSecret } from "../auth/Secrets.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
+import { makeId } from "../lib/Ids.ts"
+import { alertMessage } from "../push/Alerts.ts"
+import { Outbox } from "../push/Outbox.ts"
+import { ServicesRepo, toService } from "./Repo.ts"
+import type { ServiceRow } from "./Repo.ts"
+
+const notFound = new NotFound({ error: "Service not found." })
+
+// Reply webhooks arrive with prompts; until then no id can name one.
+const checkReplyWebhook = (id: string | null | undefined) =>
+  id === undefined || id === null ? Effect.void : Effect.fail(new ValidationFailed({
+    error: "Invalid service.",
+    issues: [{ path: "body.defaultReplyWebhookId", message: `Unknown reply webhook ${id}` }]
+  }))
+
+export class Services extends Context.Service<Services, {
+  readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
+  readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, ValidationFailed>
+  readonly get: (userId: string, id: string) => Effect.Effect<AgentService, NotFound>
+  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound | ValidationFailed>
+  readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
+  readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound>
+  readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound>
+  /** An inbound delivery to the service whose webhook token this is. */
+  readonly deliver: (token: string, input: InboundJson) => Effect.Effect<{ readonly eventId: string }, NotFound>
+  readonly events: (userId: string, limit: number) => Effect.Effect<EventList>
+}>()("herald/Services") {
+  static readonly layerNoDeps = Layer.effect(Services, Effect.gen(function*() {
+    const repo = yield* ServicesRepo
+    const outbox = yield* Outbox
+    const inbox = yield* InboxWrites
+    const { publicUrl } = yield* AppConfig
+
+    const webhookUrl = (token: string) => `${publicUrl}/hooks/${token}`
+    const created = (row: ServiceRow, token: string) =>
+      new ServiceCreated({
+        service: new AgentServiceWithWebhookUrl({ ...toService(row), webhookUrl: webhookUrl(token) }, { disableChecks: true }),
+        webhookUrl: webhookUrl(token)
+      }, { disableChecks: true })
+
+    // Visible services only; another account's answers 404 like a missing one.
+    const visible = (userId: string, id: string) =>
+      Effect.flatMap(repo.find(userId, id), (row) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row))
+
+    const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
+      yield* checkReplyWebhook(input.defaultReplyWebhookId)
+      const token = generateSecret("hlw")
+      const row = yield* repo.insert({
+        id: yield* makeId("svc"),
+        userId,
+        title: input.title,
+        imageUrl: input.imageUrl ?? null,
+        url: input.url ?? null,
+        defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
+        tokenHash: hashSecret(token)
+      })
+      return created(row, token)
+    })
+
+    const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
+      const row = yield* visible(userId, id)
+      yield* checkReplyWebhook(input.defaultReplyWebhookId)
+      return toService(yield* repo.update(row.id, input))
+    })
+
+    const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
+      const row = yield* visible(userId, id)
+      yield* repo.remove(row.id)
+    })
+
+    const share = Effect.fn("Services.share")(function*(userId: string, id: string, familyId: string | null) {
+      const row = yield* visible(userId, id)
+      if (familyId !== null) return yield* new NotFound({ error: "Family not found." })
+      return toService(yield* repo.setFamily(row.id, null))
+    })
+
+    const rotate = Effect.fn("Services.rotate")(function*(userId: string, id: string) {
+      const row = yield* visible(userId, id)
+      const token = generateSecret("hlw")
+      return created(yield* repo.setTokenHash(row.id, hashSecret(token)), token)
+    })
+
+    const deliver = Effect.fn("Services.deliver")(function*(token: string, input: InboundJson) {
+      // Every token, well-formed or not, costs the same: one hash, one indexed lookup.
+      const service = yield* repo.findByTokenHash(hashSecret(token))
+      if (service === undefined) return yield* new NotFound({ error: "Unknown webhook." })
+      const recipients = [service.userId]
+      const devices = yield* repo.recipientDevices(recipients)
+      const id = yield* makeId("evt")
+      const title = input.title ?? service.title
+      const preview = previewOf(input.body, "text")
+      const receipts = yield* outbox.enqueueStatement(devices.map((device) => ({
+        userId: device.userId,
+        deviceId: device.id,
+        origin: "event" as const,
+        itemId: id,
+        purpose: "alert" as const,
+        message: alertMessage({
+          ref: `event:${id}`,
+          collapseId: id,
+          title,
+          body: preview,
+          url: input.url ?? service.url,
+          imageUrl: input.imageUrl ?? service.imageUrl,
+          threadId: null
+        })
+      })))
+      // One inbox copy per recipient (each with its own read state); family
+      // members join the recipients when the teams capability lands.
+      const inboxCopies = yield* inbox.insertStatement([{
+        userId: service.userId,
+        origin: "event",
+        itemId: id,
+        sourceName: service.title,
+        sourceImageUrl: service.imageUrl,
+        title,
+        body: input.body,
+        preview,
+        url: input.url ?? service.url
+      }])
+      yield* repo.insertEvent({
+        id,
+        userId: service.userId,
+        serviceId: service.id,
+        serviceTitle: service.title,
+        title: input.title ?? null,
+        body: input.body,
+        imageUrl: input.imageUrl ?? null,
+        url: input.url ?? null
+      }, [inboxCopies, ...(receipts.ids.length > 0 ? [receipts.statement] : [])])
+      // The sender is not kept waiting for providers: the outbox's worker sends.
+      if (receipts.ids.length > 0) yield* outbox.wake
+      return { eventId: id }
+    })
+
+    return Services.of({
+      list: (userId) => Effect.map(repo.list(userId), (rows) => rows.map(toService)),
+      create,
+      get: (userId, id) => Effect.map(visible(userId, id), toService),
+      update,
+      remove,
+      share,
+      rotate,
+      deliver,
+      events: (userId, limit) => Effect.map(repo.events(userId, limit), (items) => new EventList({ items }, { disableChecks: true }))
+    })
+  }))
+
+  static readonly layer = Services.layerNoDeps.pipe(Layer.provide(ServicesRepo.layer))
+}

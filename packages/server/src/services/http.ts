@@ -1,0 +1,36 @@
+/** Agent API handlers of webhook services and of history (events and the activity feed). */
+import { AgentApi, CurrentAgent, ok, ServiceList } from "@herald/api"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { Services } from "./Services.ts"
+
+export const ServicesHandlers = HttpApiBuilder.group(AgentApi, "services", Effect.fn(function*(handlers) {
+  const services = yield* Services
+  return handlers
+    .handle("list", () =>
+      Effect.flatMap(CurrentAgent, (agent) => services.list(agent.userId)).pipe(
+        Effect.map((items) => new ServiceList({ items }, { disableChecks: true }))
+      ))
+    .handle("create", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => services.create(agent.userId, payload)))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.get(agent.userId, params.id)))
+    .handle("update", ({ params, payload }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.update(agent.userId, params.id, payload)))
+    .handle("remove", ({ params }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.remove(agent.userId, params.id)).pipe(Effect.as(ok)))
+    .handle("share", ({ params, payload }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.share(agent.userId, params.id, payload.familyId)))
+    .handle("rotate", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.rotate(agent.userId, params.id)))
+}))
+
+/** decisions.md: GET /events `limit` defaults to 50. */
+const DEFAULT_EVENTS = 50
+
+export const HistoryHandlers = HttpApiBuilder.group(AgentApi, "history", Effect.fn(function*(handlers) {
+  const services = yield* Services
+  const feed = yield* ActivityFeed
+  return handlers
+    .handle("events", ({ query }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.events(agent.userId, query.limit ?? DEFAULT_EVENTS)))
+    .handle("activityFeed", ({ query }) => Effect.flatMap(CurrentAgent, (agent) => feed.page(agent.userId, query.page ?? 1)))
+}))

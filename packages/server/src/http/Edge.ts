@@ -16,7 +16,7 @@
  *   access log line at Debug (unexpected failures are logged at Error by the
  *   error reporter in observability/ErrorLogging.ts).
  */
-import { ByteSize, Clock, Context, Effect, Layer, LogLevel, Metric, References } from "effect"
+import { ByteSize, Clock, Context, Effect, LogLevel, Metric, References } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
@@ -79,10 +79,8 @@ const routeOf = (context: Context.Context<never>, status: number) => {
   return route !== undefined ? route.route.path : status === 404 ? "unmatched" : "other"
 }
 
-/** The body limit for undeclared (chunked) bodies, provided once for the whole server. */
-export const MaxBodySizeLayer = Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
-
 const tooLarge = Effect.succeed(errorResponse(413))
+const maxBody = ByteSize.bytes(MAX_BODY_BYTES)
 
 /** Runs on the final response of every request (success or failure), before it is written. */
 const finish = (started: bigint, requestId: string) =>
@@ -128,6 +126,9 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
     // A declared body over the limit is refused before a byte of it is read;
     // an undeclared (chunked) one is cut off at the limit while it is read.
     if (declared !== undefined && Number(declared) > limit) return tooLarge
-    if (limit !== MAX_BODY_BYTES) fiber.setContext(Context.add(fiber.context, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)))
+    // Set on the request's own context, not by a layer: handlers run with
+    // their layer's context merged over the request's, so a layer-provided
+    // limit would override a route's own.
+    fiber.setContext(Context.add(fiber.context, HttpIncomingMessage.MaxBodySize, limit === MAX_BODY_BYTES ? maxBody : ByteSize.bytes(limit)))
     return httpEffect
   }), { global: true })

@@ -7,13 +7,27 @@
  */
 import { Cause, Effect, ErrorReporter } from "effect"
 
+// The framework's own client errors: no route, or a body that could not be
+// read (over its limit, cut short). They answer 404/413/400, not incidents.
+const clientHttpError = (error: object): boolean =>
+  (error as { _tag?: unknown })._tag === "HttpServerError" &&
+  ["RequestParseError", "RouteNotFound"].includes(String((error as { reason?: { _tag?: unknown } }).reason?._tag))
+
 const expectedStatus = (error: unknown): boolean => {
-  if (typeof error !== "object" || error === null || !("code" in error)) return false
+  if (typeof error !== "object" || error === null) return false
+  if (clientHttpError(error)) return true
+  if (!("code" in error)) return false
   const code = (error as { code: unknown }).code
   return typeof code === "string" && code !== "INTERNAL_ERROR" && code !== "SERVICE_UNAVAILABLE"
 }
 
 const reporter = ErrorReporter.make(({ cause, fiber }) => {
+  // The body reader's overflow reaches here as a defect of the payload decoder.
+  const clientOnly = cause.reasons.length > 0 && cause.reasons.every((r) =>
+    (Cause.isDieReason(r) && typeof r.defect === "object" && r.defect !== null && clientHttpError(r.defect)) ||
+    (Cause.isFailReason(r) && typeof r.error === "object" && r.error !== null && clientHttpError(r.error))
+  )
+  if (clientOnly) return
   const defect = cause.reasons.some(Cause.isDieReason)
   const failures = cause.reasons.filter(Cause.isFailReason)
   if (!defect && failures.length > 0 && failures.every((f) => expectedStatus(f.error))) return

@@ -14,7 +14,7 @@ import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
 import { MigrationsLayer } from "../db/Migrations.ts"
-import { EdgeMiddleware, MaxBodySizeLayer } from "../http/Edge.ts"
+import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
@@ -83,7 +83,7 @@ export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, D
 export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
   HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), options)),
-    Layer.provide([MaxBodySizeLayer, ErrorLoggingLayer])
+    Layer.provide(ErrorLoggingLayer)
   )
 
 const announce = Effect.gen(function*() {

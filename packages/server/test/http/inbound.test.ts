@@ -1,0 +1,180 @@
+/**
+ * Inbound webhook deliveries: JSON and text/plain bodies, the 64 KiB bound,
+ * unknown and malformed tokens, and what a delivery becomes — an Event whose
+ * status follows its pushes, an inbox item, and a push to each device.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { makeAgent, rawFetch, TestServer, TestServerLayer } from "../../../../test/support/server.ts"
+
+type Agent = Effect.Success<ReturnType<typeof makeAgent>>
+
+const hookPath = (webhookUrl: string) => new URL(webhookUrl).pathname
+
+const post = (path: string, body: string, contentType = "application/json") =>
+  rawFetch(path, { method: "POST", headers: { "content-type": contentType }, body })
+
+let seq = 0
+const register = (agent: Agent, token: string) =>
+  agent.app.devices.register({ payload: { platform: "ios", deviceName: `phone ${++seq}`, pushToken: `${token}${seq}-${Date.now()}` } })
+
+/** Polls until `check` holds (at most 10 s). */
+const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const value = yield* read
+      if (check(value)) return value
+      yield* Effect.sleep(Duration.millis(50))
+    }
+    return yield* Effect.die(new Error("condition not reached within 10 s"))
+  })
+
+const service = (agent: Agent, title = "Monitoring") =>
+  Effect.map(agent.client.services.create({ payload: { title, url: "https://status.example.test" } }), (c) => ({
+    ...c,
+    path: hookPath(c.webhookUrl)
+  }))
+
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("inbound webhook deliveries", (it) => {
+  it.effect("a JSON delivery becomes an event, an inbox item and a push to every device", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:read", "services:write", "events:read", "inbox:read"])
+      const phone = yield* register(agent, "iphone-")
+      const tablet = yield* register(agent, "ipad-")
+      const { path, service: svc } = yield* service(agent)
+
+      const accepted = yield* post(path, JSON.stringify({ title: "Disk 91% full", body: "db-1 /var is at 91%", url: "https://grafana.example.test/d/1" }))
+      assert.strictEqual(accepted.status, 202)
+      const { eventId, ok } = accepted.body as { ok: boolean; eventId: string }
+      assert.isTrue(ok)
+      assert.match(eventId, /^evt_/)
+
+      for (const device of [phone, tablet]) {
+        const [push] = yield* eventually(
+          Effect.map(agent.app.devices.deliveries({ params: { id: device.id } }), (r) => r.items),
+          (items) => items.length === 1
+        )
+        assert.deepStrictEqual((push?.payload as { aps: { alert: unknown } }).aps.alert, { title: "Disk 91% full", body: "db-1 /var is at 91%" })
+      }
+
+      const events = yield* eventually(agent.client.history.events({ query: {} }), (e) => e.items[0]?.status === "delivered")
+      const event = events.items[0]!
+      assert.strictEqual(event.id, eventId)
+      assert.strictEqual(event.serviceId, svc.id)
+      assert.strictEqual(event.serviceTitle, "Monitoring")
+      assert.strictEqual(event.title, "Disk 91% full")
+      assert.strictEqual(event.body, "db-1 /var is at 91%")
+      assert.strictEqual(event.url, "https://grafana.example.test/d/1")
+      assert.strictEqual(event.deliveredCount, 2)
+      assert.isNull(event.error)
+
+      const inbox = yield* agent.client.inbox.get({ params: { id: `event:${eventId}` } })
+      assert.strictEqual(inbox.origin, "event")
+      assert.strictEqual(inbox.sourceName, "Monitoring")
+      assert.strictEqual(inbox.title, "Disk 91% full")
+      assert.strictEqual(inbox.body, "db-1 /var is at 91%")
+      assert.isNull(inbox.readAt)
+    }))
+
+  it.effect("a text/plain delivery: the text is the body and the service's title the title", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write", "events:read"])
+      const { path } = yield* service(agent, "Backups")
+      const accepted = yield* post(path, "nightly backup finished in 4m12s", "text/plain")
+      assert.strictEqual(accepted.status, 202)
+      const [event] = (yield* agent.client.history.events({ query: {} })).items
+      assert.isNull(event?.title)
+      assert.strictEqual(event?.body, "nightly backup finished in 4m12s")
+      assert.strictEqual(event?.status, "no_devices")
+      assert.strictEqual(event?.deliveredCount, 0)
+    }))
+
+  it.effect("events: status follows the pushes; limit bounds the list; another account sees none", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write", "events:read"])
+      yield* register(agent, "ok-")
+      yield* register(agent, "unregistered-")
+      const { path } = yield* service(agent)
+      yield* post(path, JSON.stringify({ body: "one" }))
+      const [first] = (yield* eventually(
+        agent.client.history.events({ query: {} }),
+        (e) => e.items[0]?.status === "partial"
+      )).items
+      assert.strictEqual(first?.deliveredCount, 1)
+      assert.strictEqual(first?.error, "Unregistered")
+      // The dead device is inactive now: the next delivery reaches the one left.
+      yield* post(path, JSON.stringify({ body: "two" }))
+      const events = yield* eventually(
+        agent.client.history.events({ query: { limit: 1 } }),
+        (e) => e.items[0]?.body === "two" && e.items[0]?.status === "delivered"
+      )
+      assert.lengthOf(events.items, 1)
+      assert.strictEqual(events.items[0]?.deliveredCount, 1)
+      assert.isNull(events.items[0]?.error)
+      assert.lengthOf((yield* agent.client.history.events({ query: {} })).items, 2)
+
+      const other = yield* makeAgent(["events:read"])
+      assert.deepStrictEqual((yield* other.client.history.events({ query: {} })).items, [])
+      const { baseUrl } = yield* TestServer
+      for (const limit of ["0", "101", "x"]) {
+        const response = yield* Effect.promise(() =>
+          fetch(`${baseUrl}/api/agent/events?limit=${limit}`, { headers: { authorization: `Bearer ${agent.secret}` } })
+        )
+        assert.strictEqual(response.status, 400, limit)
+      }
+    }))
+
+  it.effect("unknown, rotated and malformed tokens answer the same 404", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write"])
+      const { path, service: svc } = yield* service(agent)
+      yield* agent.client.services.rotate({ params: { id: svc.id } })
+      for (const target of [path, "/hooks/hlw_000000000000000000000000000000000000000000000000000", "/hooks/not-a-token"]) {
+        const response = yield* post(target, JSON.stringify({ body: "x" }))
+        assert.strictEqual(response.status, 404, target)
+        assert.deepStrictEqual(response.body, { error: "Unknown webhook.", code: "NOT_FOUND" })
+      }
+    }))
+
+  it.effect("bad bodies: 400 for invalid JSON, unknown fields or an empty body; 415 for other types", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write"])
+      const { path } = yield* service(agent)
+      for (const body of ["{", JSON.stringify({}), JSON.stringify({ body: "" }), JSON.stringify({ body: "x", extra: 1 }), JSON.stringify({ body: "x", url: "nope" })]) {
+        const response = yield* post(path, body)
+        assert.strictEqual(response.status, 400, body)
+      }
+      assert.strictEqual((yield* post(path, "", "text/plain")).status, 400)
+      assert.strictEqual((yield* post(path, "<x/>", "application/xml")).status, 415)
+    }))
+
+  it.effect("bodies over 64 KiB answer 413, declared or chunked", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write"])
+      const { path } = yield* service(agent)
+      const big = "x".repeat(64 * 1024 + 1)
+      const declared = yield* post(path, big, "text/plain")
+      assert.strictEqual(declared.status, 413)
+      assert.strictEqual((declared.body as { code: string }).code, "PAYLOAD_TOO_LARGE")
+
+      const { baseUrl } = yield* TestServer
+      const chunked = yield* Effect.promise(async () => {
+        const stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode("y".repeat(16 * 1024)))
+            controller.close()
+          }
+        })
+        const response = await fetch(`${baseUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: stream,
+          duplex: "half"
+        } as RequestInit)
+        return response.status
+      })
+      assert.strictEqual(chunked, 413)
+      // Under the bound but over the body field's own limit: a validation failure, not a size one.
+      assert.strictEqual((yield* post(path, "z".repeat(20_000), "text/plain")).status, 400)
+    }))
+})

@@ -345,3 +345,31 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       }
     }))
 })
+
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("activity feed", (it) => {
+  it.effect("lists the account's notifications newest first, 20 a page, with the total", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send", "events:read"])
+      const sent: Array<string> = []
+      for (let i = 0; i < 22; i++) {
+        const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: `n${i}`, body: `**body** ${i}`, bodyFormat: "markdown" } })
+        sent.push(notification.id)
+      }
+      const first = yield* agent.client.history.activityFeed({ query: {} })
+      assert.strictEqual(first.page, 1)
+      assert.strictEqual(first.pageSize, 20)
+      assert.strictEqual(first.total, 22)
+      assert.deepStrictEqual(first.items.map((i) => i.id.length > 0 && i.title), sent.slice(2).reverse().map((_, i) => `n${21 - i}`))
+      assert.strictEqual(first.items[0]?.kind, "notification")
+      assert.strictEqual(first.items[0]?.sourceName, "test agent")
+      assert.strictEqual(first.items[0]?.detail, "body 21")
+      const second = yield* agent.client.history.activityFeed({ query: { page: 2 } })
+      assert.deepStrictEqual(second.items.map((i) => i.title), ["n1", "n0"])
+      assert.lengthOf((yield* agent.client.history.activityFeed({ query: { page: 3 } })).items, 0)
+
+      const other = yield* makeAgent(["events:read"])
+      assert.strictEqual((yield* other.client.history.activityFeed({ query: {} })).total, 0)
+      const bad = yield* rawFetch("/api/agent/activity-feed?page=0", { headers: { authorization: `Bearer ${agent.secret}` } })
+      assert.strictEqual(bad.status, 400)
+    }))
+})

@@ -7,6 +7,7 @@
 import { ActivityFeedPage } from "@herald/api"
 import type { ActivityFeedKind } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
+import type { Array as Arr } from "effect"
 import type { Statement } from "effect/sql"
 import { makeId } from "../lib/Ids.ts"
 import { ActivityFeedRepo } from "./ActivityFeedRepo.ts"
@@ -40,8 +41,8 @@ export class ActivityFeed extends Context.Service<ActivityFeed, {
    * end). Joins the caller's open transaction.
    */
   readonly record: (entry: FeedEntry) => Effect.Effect<Recorded>
-  /** The same write as a statement for a caller that writes its rows and the entry in one statement. */
-  readonly recordStatement: (entry: FeedEntry) => Effect.Effect<Statement.Statement<unknown>>
+  /** The same write, of one entry per distinct (user, kind, refId), as a statement for a caller that writes its rows and the entries in one statement. */
+  readonly recordStatement: (entries: Arr.NonEmptyReadonlyArray<FeedEntry>) => Effect.Effect<Statement.Statement<unknown>>
   /** Page `page` (1-based) of the account's feed, newest first; a page past the end has no items. */
   readonly page: (userId: string, page: number) => Effect.Effect<ActivityFeedPage>
 }>()("herald/ActivityFeed") {
@@ -66,7 +67,8 @@ export class ActivityFeed extends Context.Service<ActivityFeed, {
     const record = Effect.fn("ActivityFeed.record")(function*(entry: FeedEntry) {
       return yield* repo.upsert(yield* rowOf(entry))
     })
-    const recordStatement = (entry: FeedEntry) => Effect.map(rowOf(entry), repo.upsertStatement)
+    const recordStatement = (entries: Arr.NonEmptyReadonlyArray<FeedEntry>) =>
+      Effect.map(Effect.forEach(entries, rowOf), (rows) => repo.upsertStatement(rows as unknown as Arr.NonEmptyReadonlyArray<typeof rows[number]>))
 
     const page = Effect.fn("ActivityFeed.page")(function*(userId: string, page: number) {
       const [items, total] = yield* Effect.all([

@@ -4,7 +4,7 @@
  * opened one.
  */
 import { ActivityFeedItem, ActivityFeedKind } from "@herald/api"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
 
@@ -30,15 +30,15 @@ export class ActivityFeedRepo extends Context.Service<ActivityFeedRepo, {
   /** Inserts the row, or updates the existing row of (user, kind, ref) keeping its id and time. */
   readonly upsert: (row: FeedRow) => Effect.Effect<Recorded>
   /** The same write as a statement to run inside a caller's statement (a CTE member). */
-  readonly upsertStatement: (row: FeedRow) => Statement.Statement<unknown>
+  readonly upsertStatement: (rows: Arr.NonEmptyReadonlyArray<FeedRow>) => Statement.Statement<unknown>
   readonly page: (userId: string, limit: number, offset: number) => Effect.Effect<ReadonlyArray<ActivityFeedItem>>
   readonly count: (userId: string) => Effect.Effect<number>
 }>()("herald/ActivityFeedRepo") {
   static readonly layer = Layer.effect(ActivityFeedRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const upsertStatement = (row: FeedRow) =>
-      sql`INSERT INTO activity_feed ${sql.insert({ ...row })}
+    const upsertStatement = (rows: Arr.NonEmptyReadonlyArray<FeedRow>) =>
+      sql`INSERT INTO activity_feed ${sql.insert(Arr.map(rows, (row) => ({ ...row })))}
           ON CONFLICT (user_id, kind, ref_id) DO UPDATE SET
             source_name = excluded.source_name,
             source_image_url = excluded.source_image_url,
@@ -63,7 +63,7 @@ export class ActivityFeedRepo extends Context.Service<ActivityFeedRepo, {
         createdAt: Schema.String
       }),
       Result: Recorded,
-      execute: (row) => sql`${upsertStatement(row)} RETURNING id, (xmax = 0) AS inserted`
+      execute: (row) => sql`${upsertStatement([row])} RETURNING id, (xmax = 0) AS inserted`
     })
 
     const page = SqlSchema.findAll({

@@ -10,20 +10,33 @@
  */
 import { AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
+import { batched } from "../db/Batching.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import type { FeedEntry } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
+import type { NewInboxItem } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
+import type { NewPush } from "../push/Outbox.ts"
 import { NotificationsRepo } from "./Repo.ts"
+import type { NewNotification } from "./Repo.ts"
 
 const sentMessage = (accepted: number, devices: number, queued: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices."
   const parts = [`Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
   if (queued > 0) parts.push(`${queued} queued for retry.`)
   return parts.join(" ")
+}
+
+/** One notification's rows, written with others in one statement. */
+interface Draft {
+  readonly notification: NewNotification
+  readonly inboxCopy: NewInboxItem
+  readonly feedEntry: FeedEntry
+  readonly pushes: ReadonlyArray<NewPush>
 }
 
 export class Notifications extends Context.Service<Notifications, {
@@ -36,6 +49,29 @@ export class Notifications extends Context.Service<Notifications, {
     const inbox = yield* InboxWrites
     const feed = yield* ActivityFeed
     const credentials = yield* Credentials
+
+    /**
+     * Group commit: the notifications of concurrent requests, with their inbox
+     * copies, feed entries and push receipts, are written by one statement.
+     */
+    const create = batched((drafts: Arr.NonEmptyReadonlyArray<Draft>) =>
+      Effect.gen(function*() {
+        const pushes = drafts.flatMap((d) => d.pushes)
+        const receipts = yield* outbox.enqueueStatement(pushes)
+        const inboxCopies = yield* inbox.insertStatement(Arr.map(drafts, (d) => d.inboxCopy))
+        const feedEntries = yield* feed.recordStatement(Arr.map(drafts, (d) => d.feedEntry))
+        const notifications = yield* repo.insert(
+          Arr.map(drafts, (d) => d.notification),
+          [inboxCopies, feedEntries, ...(pushes.length > 0 ? [receipts.statement] : [])]
+        )
+        let next = 0
+        return drafts.map((draft, i) => {
+          const receiptIds = receipts.ids.slice(next, next + draft.pushes.length)
+          next += draft.pushes.length
+          return { notification: notifications[i]!, receiptIds }
+        })
+      })
+    )
 
     const send = Effect.fn("Notifications.send")(function*(agent: AgentPrincipal, input: CreateNotificationRequest) {
       const devices = yield* repo.targets(agent.userId, input.deviceIds)
@@ -64,45 +100,44 @@ export class Notifications extends Context.Service<Notifications, {
         threadId: fields.projectId
       })
 
-      const receipts = yield* outbox.enqueueStatement(devices.map((d) => ({
-        userId: d.userId,
-        deviceId: d.id,
-        origin: "notification" as const,
-        itemId: id,
-        purpose: "alert" as const,
-        message
-      })))
-      const feedEntry = yield* feed.recordStatement({
-        userId: agent.userId,
-        kind: "notification",
-        refId: id,
-        sourceName,
-        sourceImageUrl: null,
-        title: fields.title,
-        detail: fields.summary ?? previewOf(fields.body, bodyFormat),
-        url: fields.url,
-        result: null
+      const { notification, receiptIds } = yield* create({
+        notification: { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields },
+        inboxCopy: {
+          userId: agent.userId,
+          origin: "notification",
+          itemId: id,
+          projectId: fields.projectId,
+          sourceName,
+          sourceImageUrl: null,
+          title: fields.title,
+          body: fields.body,
+          summary: fields.summary,
+          bodyFormat,
+          url: fields.url,
+          appId: fields.appId
+        },
+        feedEntry: {
+          userId: agent.userId,
+          kind: "notification",
+          refId: id,
+          sourceName,
+          sourceImageUrl: null,
+          title: fields.title,
+          detail: fields.summary ?? previewOf(fields.body, bodyFormat),
+          url: fields.url,
+          result: null
+        },
+        pushes: devices.map((d) => ({
+          userId: d.userId,
+          deviceId: d.id,
+          origin: "notification" as const,
+          itemId: id,
+          purpose: "alert" as const,
+          message
+        }))
       })
-      const inboxCopy = yield* inbox.insertStatement([{
-        userId: agent.userId,
-        origin: "notification",
-        itemId: id,
-        projectId: fields.projectId,
-        sourceName,
-        sourceImageUrl: null,
-        title: fields.title,
-        body: fields.body,
-        summary: fields.summary,
-        bodyFormat,
-        url: fields.url,
-        appId: fields.appId
-      }])
-      const notification = yield* repo.insert(
-        { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields },
-        [inboxCopy, feedEntry, ...(receipts.ids.length > 0 ? [receipts.statement] : [])]
-      )
 
-      const summary = yield* outbox.sendNow(receipts.ids)
+      const summary = yield* outbox.sendNow(receiptIds)
       return new AgentNotificationCreated({
         notification,
         accepted: summary.accepted,

@@ -4,9 +4,10 @@
  * caller's account.
  */
 import { AgentNotification } from "@herald/api"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
+import { batched } from "../db/Batching.ts"
 
 export interface NewNotification {
   readonly id: string
@@ -59,11 +60,15 @@ const toRecord = (row: typeof NotificationRow.Type): AgentNotification => {
 
 export class NotificationsRepo extends Context.Service<NotificationsRepo, {
   /**
-   * Inserts the notification and, in the same statement, the other rows that
-   * must exist with it (its inbox copy, feed entry and push receipts), so the
-   * hottest write of the service is one round trip and atomic.
+   * Inserts notifications and, in the same statement, the other rows that
+   * must exist with them (inbox copies, feed entries, push receipts), so the
+   * hottest write of the service is one round trip and atomic. Answers the
+   * records in the order given.
    */
-  readonly insert: (notification: NewNotification, alongside: ReadonlyArray<Statement.Statement<unknown>>) => Effect.Effect<AgentNotification>
+  readonly insert: (
+    notifications: Arr.NonEmptyReadonlyArray<NewNotification>,
+    alongside: ReadonlyArray<Statement.Statement<unknown>>
+  ) => Effect.Effect<ReadonlyArray<AgentNotification>>
   /** The account's active devices, or exactly `deviceIds` when every one is the account's (else none). */
   readonly targets: (userId: string, deviceIds: ReadonlyArray<string> | undefined) => Effect.Effect<ReadonlyArray<TargetDevice> | undefined>
   /** Marks the notification withdrawn and its inbox copy read; none when it is not the account's. */
@@ -72,27 +77,42 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
   static readonly layer = Layer.effect(NotificationsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const decodeRow = Schema.decodeUnknownEffect(NotificationRow)
-    const insert = (n: NewNotification, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
+    const decodeRows = Schema.decodeUnknownEffect(Schema.Array(NotificationRow))
+    const insert = (notifications: Arr.NonEmptyReadonlyArray<NewNotification>, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
       const members = alongside.map((statement, i) => sql`${sql.literal(`w${i}`)} AS (${statement})`)
       return sql`
-        WITH n AS (INSERT INTO notifications ${sql.insert({ ...n })} RETURNING ${notificationColumns(sql)})
+        WITH n AS (
+          INSERT INTO notifications ${sql.insert(Arr.map(notifications, (n) => ({ ...n })))}
+          RETURNING ${notificationColumns(sql)})
         ${members.length > 0 ? sql`, ${sql.join(", ", false)(members)}` : sql``}
         SELECT * FROM n`.pipe(
-        Effect.flatMap((rows) => decodeRow(rows[0])),
-        Effect.map(toRecord),
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) => {
+          const byId = new Map(rows.map((row) => [row.id, toRecord(row)]))
+          return notifications.map((n) => byId.get(n.id)!)
+        }),
         Effect.orDie
       )
     }
 
     const decodeTargets = Schema.decodeUnknownSync(Schema.Array(TargetDevice))
+    // Concurrent sends look up their accounts' devices in one statement.
+    const activeDevices = batched((userIds: Arr.NonEmptyReadonlyArray<string>) =>
+      sql`SELECT id, user_id FROM devices WHERE user_id = ANY(${[...new Set(userIds)]}::text[]) AND active
+          ORDER BY created_at, id`.pipe(
+        Effect.map((rows) => {
+          const devices = decodeTargets(rows)
+          return userIds.map((userId) => devices.filter((d) => d.userId === userId))
+        }),
+        Effect.orDie
+      )
+    )
     const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
-      (deviceIds === undefined
-        ? sql`SELECT id, user_id FROM devices WHERE user_id = ${userId} AND active ORDER BY created_at, id`
-        : sql`SELECT id, user_id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[])
-              ORDER BY created_at, id`).pipe(
+      deviceIds === undefined ? activeDevices(userId) : sql`
+        SELECT id, user_id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[])
+        ORDER BY created_at, id`.pipe(
         Effect.map(decodeTargets),
-        Effect.map((rows) => deviceIds !== undefined && rows.length !== new Set(deviceIds).size ? undefined : rows),
+        Effect.map((rows) => rows.length !== new Set(deviceIds).size ? undefined : rows),
         Effect.orDie
       )
 

@@ -10,7 +10,7 @@
  */
 import { AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
-import { Array as Arr, Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Clock, Context, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
 import { batched } from "../db/Batching.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
@@ -79,6 +79,7 @@ export class Notifications extends Context.Service<Notifications, {
       // The agent's name is what the person sees as the source.
       const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
       const id = yield* makeId("anot")
+      const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const bodyFormat = input.bodyFormat ?? "text"
       const fields = {
         title: input.title,
@@ -101,7 +102,7 @@ export class Notifications extends Context.Service<Notifications, {
       })
 
       const { notification, receiptIds } = yield* create({
-        notification: { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields },
+        notification: { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields, createdAt },
         inboxCopy: {
           userId: agent.userId,
           origin: "notification",
@@ -114,7 +115,8 @@ export class Notifications extends Context.Service<Notifications, {
           summary: fields.summary,
           bodyFormat,
           url: fields.url,
-          appId: fields.appId
+          appId: fields.appId,
+          createdAt
         },
         feedEntry: {
           userId: agent.userId,
@@ -125,7 +127,8 @@ export class Notifications extends Context.Service<Notifications, {
           title: fields.title,
           detail: fields.summary ?? previewOf(fields.body, bodyFormat),
           url: fields.url,
-          result: null
+          result: null,
+          createdAt
         },
         pushes: devices.map((d) => ({
           userId: d.userId,

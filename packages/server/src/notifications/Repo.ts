@@ -22,6 +22,8 @@ export interface NewNotification {
   readonly url: string | null
   readonly projectId: string | null
   readonly appId: string | null
+  /** The same instant as its inbox copy and feed entry. */
+  readonly createdAt: string
 }
 
 /** A device as a push needs it. */

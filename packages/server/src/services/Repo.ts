@@ -52,6 +52,8 @@ export interface NewEvent {
   readonly body: string
   readonly imageUrl: string | null
   readonly url: string | null
+  /** The same instant as its inbox copies. */
+  readonly createdAt: string
 }
 
 const EventRow = Schema.Struct({

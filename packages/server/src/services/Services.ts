@@ -11,7 +11,7 @@
  */
 import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated, ValidationFailed } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
@@ -104,6 +104,7 @@ export class Services extends Context.Service<Services, {
       const recipients = [service.userId]
       const devices = yield* repo.recipientDevices(recipients)
       const id = yield* makeId("evt")
+      const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const title = input.title ?? service.title
       const preview = previewOf(input.body, "text")
       const receipts = yield* outbox.enqueueStatement(devices.map((device) => ({
@@ -133,7 +134,8 @@ export class Services extends Context.Service<Services, {
         title,
         body: input.body,
         preview,
-        url: input.url ?? service.url
+        url: input.url ?? service.url,
+        createdAt
       }])
       yield* repo.insertEvent({
         id,
@@ -143,7 +145,8 @@ export class Services extends Context.Service<Services, {
         title: input.title ?? null,
         body: input.body,
         imageUrl: input.imageUrl ?? null,
-        url: input.url ?? null
+        url: input.url ?? null,
+        createdAt
       }, [inboxCopies, ...(receipts.ids.length > 0 ? [receipts.statement] : [])])
       // The sender is not kept waiting for providers: the outbox's worker sends.
       if (receipts.ids.length > 0) yield* outbox.wake

@@ -74,6 +74,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(inbox.title, "Disk 91% full")
       assert.strictEqual(inbox.body, "db-1 /var is at 91%")
       assert.isNull(inbox.readAt)
+      assert.strictEqual(inbox.createdAt, event.createdAt)
     }))
 
   it.effect("a text/plain delivery: the text is the body and the service's title the title", () =>

@@ -266,6 +266,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       assert.strictEqual(page.items[0]?.bodyFormat, "markdown")
       assert.strictEqual(page.items[0]?.sourceName, "test agent")
       assert.strictEqual(page.items[0]?.projectId, "deploys")
+      assert.strictEqual(page.items[0]?.createdAt, notification.createdAt)
 
       const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
       assert.strictEqual(detail.body, "**v2** is [live](https://example.test)")

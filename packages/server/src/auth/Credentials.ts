@@ -128,6 +128,7 @@ export class Credentials extends Context.Service<Credentials, {
     // intermediate effects); only a miss reads the row.
     const authenticate = (kind: "token" | "session") => {
       const secretKind = kind === "token" ? "hld" : "hls"
+      const kindPrefix = `${secretKind}_`
       const find = kind === "token" ? repo.findTokenByHash : repo.findSessionByHash
       const what = kind === "token" ? "API token" : "session token"
       const missing = unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`)
@@ -150,12 +151,16 @@ export class Credentials extends Context.Service<Credentials, {
 
       return (bearer: string): Effect.Effect<Credential, Unauthorized> => {
         if (bearer === "") return Effect.fail(missing)
-        if (!isWellFormed(bearer, secretKind)) return Effect.fail(malformed)
+        // Tokens and sessions share the cache: the kind's prefix keeps a
+        // session from passing as an API token (and back) on a cache hit.
+        if (!bearer.startsWith(kindPrefix)) return Effect.fail(malformed)
         const hash = hashSecret(bearer)
         return Effect.withFiber((fiber) => {
           const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
+          // Only real tokens are cached (by hash), so a hit needs no shape check.
           const cached = entries.get(hash)
           if (cached !== undefined && now - cached.loadedAt < ttlMs) return admit(cached, now)
+          if (!isWellFormed(bearer, secretKind)) return Effect.fail(malformed)
           return Effect.flatMap(find(hash), (row) => {
             if (Option.isNone(row) || row.value.revokedAt !== null) return Effect.fail(unknown)
             remember(hash, row.value, now)

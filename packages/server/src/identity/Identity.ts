@@ -74,12 +74,19 @@ export class Identity extends Context.Service<Identity, {
     })
 
     // On every `GET /auth/status`: served from the credential cache (the token
-    // just authenticated this request), without a span of its own.
+    // just authenticated this request), without a span of its own. The record
+    // is rebuilt only when the token's view changes (`lastUsedAt` moves at
+    // most once a second; a token's other fields never change), not on every request.
+    const statusCache = new Map<string, { readonly lastUsedAt: string | null; readonly status: TokenStatus }>()
     const tokenStatus = (tokenId: string) => {
       const described = credentials.describe(tokenId)
       if (Option.isNone(described)) return Effect.fail(notFound("Token"))
       const token = described.value
-      return Effect.succeed(new TokenStatus({
+      const cached = statusCache.get(tokenId)
+      if (cached !== undefined && cached.lastUsedAt === token.lastUsedAt) {
+        return Effect.succeed(cached.status)
+      }
+      const status = new TokenStatus({
         authenticated: true,
         userId: token.userId,
         token: {
@@ -91,7 +98,11 @@ export class Identity extends Context.Service<Identity, {
           lastUsedAt: token.lastUsedAt,
           expiresAt: token.expiresAt
         }
-      }, { disableChecks: true }))
+      }, { disableChecks: true })
+      // Bounded like the credential cache it mirrors.
+      if (statusCache.size >= 10_000) statusCache.clear()
+      statusCache.set(tokenId, { lastUsedAt: token.lastUsedAt, status })
+      return Effect.succeed(status)
     }
 
     const createToken = Effect.fn("Identity.createToken")(function*(userId: string, input: CreateTokenRequest) {

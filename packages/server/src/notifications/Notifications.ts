@@ -57,7 +57,7 @@ export class Notifications extends Context.Service<Notifications, {
     const create = batched((drafts: Arr.NonEmptyReadonlyArray<Draft>) =>
       Effect.gen(function*() {
         const pushes = drafts.flatMap((d) => d.pushes)
-        const receipts = yield* outbox.enqueueStatement(pushes)
+        const receipts = yield* outbox.enqueueStatement(pushes, { sendNow: true })
         const inboxCopies = yield* inbox.insertStatement(Arr.map(drafts, (d) => d.inboxCopy))
         const feedEntries = yield* feed.recordStatement(Arr.map(drafts, (d) => d.feedEntry))
         const notifications = yield* repo.insert(
@@ -164,7 +164,7 @@ export class Notifications extends Context.Service<Notifications, {
         itemId: notificationId,
         purpose: "withdraw" as const,
         message
-      })))
+      })), { sendNow: true })
       const { accepted } = yield* outbox.sendNow(receipts)
       if (accepted === 0) {
         return yield* new WithdrawFailed({ error: "No device accepted the removal command; the inbox copy is marked read." })

@@ -45,12 +45,23 @@ export interface SendSummary {
   readonly queued: number
 }
 
+/**
+ * `sendNow`: the caller will send these receipts itself right after its
+ * commit, so the worker leaves them alone until the caller's wait is over
+ * (else a worker poll between the commit and the caller's claim would take
+ * them, and the caller would under-report what was accepted). If the caller's
+ * process dies first, the worker sends them when that grace ends.
+ */
+export interface EnqueueOptions {
+  readonly sendNow?: boolean
+}
+
 export interface OutboxShape {
   /**
    * The INSERT of `pushes` as `pending` receipts and their ids, for a caller
    * that writes them in one statement with its own rows (a CTE member).
    */
-  readonly enqueueStatement: (pushes: ReadonlyArray<NewPush>) => Effect.Effect<{
+  readonly enqueueStatement: (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) => Effect.Effect<{
     readonly ids: ReadonlyArray<string>
     readonly statement: Statement.Statement<unknown>
   }>
@@ -59,7 +70,7 @@ export interface OutboxShape {
    * there is one; answers their ids in order. Call `sendNow` or `wake` after
    * the transaction commits.
    */
-  readonly enqueue: (pushes: ReadonlyArray<NewPush>) => Effect.Effect<ReadonlyArray<string>>
+  readonly enqueue: (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) => Effect.Effect<ReadonlyArray<string>>
   /**
    * Sends these pending receipts now and waits (at most the configured request
    * wait) for the providers. Sends still running then finish in the background.
@@ -101,21 +112,24 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     const wakeups = yield* Queue.sliding<void>(1)
     const outboxScope = yield* Effect.scope
 
-    const enqueueStatement = (pushes: ReadonlyArray<NewPush>) =>
+    // Paused, nothing sends now: the rows are the worker's as soon as it runs.
+    const graceSeconds = config.paused ? 0 : Duration.toSeconds(config.requestWait) + 5
+    const enqueueStatement = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
       Effect.gen(function*() {
         const ids: Array<string> = []
         for (let i = 0; i < pushes.length; i++) ids.push(yield* makeId("rcp"))
         const rows = pushes.map((p, i) => ({ ...p, id: ids[i]! }))
+        const grace = options?.sendNow === true ? graceSeconds : 0
         const statement = sql`
-          INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message)
-          SELECT id, "userId", "deviceId", origin, "itemId", purpose, message
+          INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
+          SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => ${grace})
           FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
             AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb)`
         return { ids, statement }
       })
 
-    const enqueue = (pushes: ReadonlyArray<NewPush>) =>
-      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(enqueueStatement(pushes), ({ ids, statement }) =>
+    const enqueue = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
+      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(enqueueStatement(pushes, options), ({ ids, statement }) =>
         Effect.as(statement, ids)).pipe(Effect.orDie, Effect.withSpan("Outbox.enqueue"))
 
     // Claiming commits `sending` before any provider call: the at-most-once line.

@@ -87,7 +87,7 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       const outbox = yield* Outbox
       const ios = yield* device("phone-")
       const android = yield* device("pixel-", "android")
-      const ids = yield* outbox.enqueue([push(ios), push(android)])
+      const ids = yield* outbox.enqueue([push(ios), push(android)], { sendNow: true })
       const summary = yield* outbox.sendNow(ids)
       assert.deepStrictEqual(summary, { accepted: 2, failed: 0, queued: 0 })
       for (const id of ids) {
@@ -101,6 +101,18 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       // Sending the same receipts again claims nothing: they are no longer pending.
       assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 0, queued: 2 })
       assert.strictEqual((yield* deliveries(ios)).length, 1)
+    }))
+
+  it.effect("the worker leaves a request's own pushes to the request", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const ids = yield* outbox.enqueue([push(phone)], { sendNow: true })
+      yield* outbox.wake
+      // Several worker polls (every 50 ms here) pass: the receipt is still the request's to send.
+      yield* Effect.sleep(Duration.millis(300))
+      assert.strictEqual((yield* receipt(ids[0]!)).status, "pending")
+      assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 1, failed: 0, queued: 0 })
     }))
 
   it.effect("the worker delivers what no request sent", () =>
@@ -118,7 +130,7 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
     Effect.gen(function*() {
       const outbox = yield* Outbox
       const phone = yield* device("unregistered-")
-      const ids = yield* outbox.enqueue([push(phone)])
+      const ids = yield* outbox.enqueue([push(phone)], { sendNow: true })
       assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 1, queued: 0 })
       const row = yield* receipt(ids[0]!)
       assert.strictEqual(row.status, "error")
@@ -126,7 +138,7 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       assert.isFalse(yield* deviceActive(phone))
 
       // Later pushes to the inactive device fail without reaching the provider.
-      const later = yield* outbox.enqueue([push(phone)])
+      const later = yield* outbox.enqueue([push(phone)], { sendNow: true })
       assert.deepStrictEqual(yield* outbox.sendNow(later), { accepted: 0, failed: 1, queued: 0 })
       assert.strictEqual((yield* receipt(later[0]!)).errorCode, "DeviceInactive")
     }))
@@ -135,7 +147,7 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
     Effect.gen(function*() {
       const outbox = yield* Outbox
       const phone = yield* device("unavailable-")
-      const ids = yield* outbox.enqueue([push(phone)])
+      const ids = yield* outbox.enqueue([push(phone)], { sendNow: true })
       assert.deepStrictEqual(yield* outbox.sendNow(ids), { accepted: 0, failed: 0, queued: 1 })
       const first = yield* receipt(ids[0]!)
       assert.include(["pending", "sending"], first.status)
@@ -151,10 +163,14 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       const sql = yield* SqlClient.SqlClient
       const outbox = yield* Outbox
       const phone = yield* device("phone-")
-      const [id] = yield* outbox.enqueue([push(phone)])
-      // What a process that died between claim and answer leaves behind.
-      yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
-                 claimed_at = now() - interval '5 seconds' WHERE id = ${id!}`
+      // What a process that died between claim and answer leaves behind,
+      // committed at once in that state (the worker never sees it pending).
+      const [id] = yield* Effect.gen(function*() {
+        const ids = yield* outbox.enqueue([push(phone)])
+        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
+                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
+        return ids
+      }).pipe(sql.withTransaction)
       yield* eventually(receipt(id!), (r) => r.status === "unknown")
       assert.strictEqual((yield* deliveries(phone)).length, 0)
     }))

@@ -275,18 +275,15 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     })
 
     const worker = Effect.gen(function*() {
-      let sinceSweep = Number.POSITIVE_INFINITY
+      let lastSweep = Number.NEGATIVE_INFINITY
       while (true) {
-        if (sinceSweep > Duration.toMillis(config.staleClaim) / 4) {
+        const now = yield* Clock.currentTimeMillis
+        if (now - lastSweep > Duration.toMillis(config.staleClaim) / 4) {
           yield* expireStaleClaims
-          sinceSweep = 0
+          lastSweep = now
         }
         const claimedCount = yield* drainOnce
-        if (claimedCount < config.batchSize) {
-          const started = yield* Clock.currentTimeMillis
-          yield* Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))
-          sinceSweep += (yield* Clock.currentTimeMillis) - started
-        }
+        if (claimedCount < config.batchSize) yield* Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))
       }
     }).pipe(
       // A database outage must not end the worker: log, wait, go on.

@@ -15,10 +15,26 @@ export interface DatabaseTarget {
   readonly description: string
 }
 
+/**
+ * A name transform remembered per name: the driver calls it for every column
+ * of every row, and the set of names is the schema's, small and fixed.
+ */
+const memoized = (f: (s: string) => string) => {
+  const seen = new Map<string, string>()
+  return (s: string) => {
+    let out = seen.get(s)
+    if (out === undefined) {
+      out = f(s)
+      if (seen.size < 10_000) seen.set(s, out)
+    }
+    return out
+  }
+}
+
 const clientOptions = {
   // snake_case columns become camelCase fields in results, and back in queries.
-  transformResultNames: (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
-  transformQueryNames: (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+  transformResultNames: memoized((s) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())),
+  transformQueryNames: memoized((s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
   applicationName: "herald",
   types: makeTypes()
 } as const

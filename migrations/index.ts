@@ -5,8 +5,10 @@
 import { Migrator } from "effect/sql"
 import m0001 from "./0001_identity.ts"
 import m0002 from "./0002_messaging.ts"
+import m0003 from "./0003_outbox_nodes.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
-  "0002_messaging": m0002
+  "0002_messaging": m0002,
+  "0003_outbox_nodes": m0003
 })

@@ -3,10 +3,11 @@
  * row before any answer says "queued"; sending is claim → send → record:
  *
  * - `pending`: committed, due at `next_attempt_at`. A crash loses nothing.
- * - `sending`: claimed (committed) just before the provider call, so the push
- *   may have reached the provider. A claim that outlives `staleClaim` belonged
- *   to a process that died mid-send: it becomes `unknown` and is never sent
- *   again, so no receipt reaches a provider twice.
+ * - `sending`: claimed (committed) before the provider call, so the push may
+ *   have reached the provider. Each node heartbeats in `outbox_nodes`; a claim
+ *   whose node has been silent for `staleClaim` belonged to a process that
+ *   died: it becomes `unknown` and is never sent again, so no receipt reaches
+ *   a provider twice. A live node's claims are never taken from it.
  * - `accepted` / `error`: the provider's answer; transient failures go back to
  *   `pending` with backoff (+ jitter, honouring `Retry-After`) until
  *   `maxAttempts`.
@@ -261,11 +262,30 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       }).pipe(Effect.withSpan("Outbox.sendNow"))
 
     // Claims left by a process that died mid-send: the provider may have the
-    // push, so it is not sent again.
+    // push, so it is not sent again. Only claims whose node has stopped
+    // heartbeating (and older than that silence) are given up.
+    const staleSeconds = Duration.toSeconds(config.staleClaim)
     const expireStaleClaims = sql`
       UPDATE push_receipts SET status = 'unknown', checked_at = now(), claimed_at = NULL
-      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${Duration.toSeconds(config.staleClaim)})`.pipe(
-      Effect.flatMap(() => Effect.void)
+      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
+        AND claimed_by NOT IN (
+          SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
+      Effect.asVoid
+    )
+
+    // This node's heartbeat, on its own fiber so a worker busy with slow
+    // providers never looks dead. Nodes silent for a day are forgotten.
+    const heartbeat = sql`
+      INSERT INTO outbox_nodes (node) VALUES (${node}) ON CONFLICT (node) DO UPDATE SET seen_at = now()`.pipe(
+      Effect.andThen(sql`DELETE FROM outbox_nodes WHERE seen_at < now() - interval '1 day'`),
+      Effect.asVoid
+    )
+    yield* heartbeat.pipe(Effect.orDie)
+    yield* heartbeat.pipe(
+      Effect.catchCause((cause) => Effect.logWarning("push outbox heartbeat failed", cause)),
+      Effect.andThen(Effect.sleep(Duration.times(config.staleClaim, 0.25))),
+      Effect.forever,
+      Effect.forkScoped
     )
 
     const drainOnce = Effect.gen(function*() {

@@ -175,6 +175,23 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       assert.strictEqual((yield* deliveries(phone)).length, 0)
     }))
 
+  it.effect("a live node's claim is never given up, however long its provider takes", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const [live] = yield* sql<{ node: string }>`SELECT node FROM outbox_nodes ORDER BY seen_at DESC LIMIT 1`
+      const [id] = yield* Effect.gen(function*() {
+        const ids = yield* outbox.enqueue([push(phone)])
+        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = ${live!.node},
+                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
+        return ids
+      }).pipe(sql.withTransaction)
+      // Several sweeps pass (every 250 ms here, claims stale after 1 s of silence).
+      yield* Effect.sleep(Duration.millis(1_500))
+      assert.strictEqual((yield* receipt(id!)).status, "sending")
+    }))
+
   it.effect("pushes enqueued in a transaction that rolls back do not exist", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

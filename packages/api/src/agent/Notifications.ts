@@ -73,7 +73,8 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
     }).pipe(agentOperation({
       summary: "Withdraw a push from the device tray",
       description: "Sends a silent removal command (APNs background push / FCM data message naming the push's collapse " +
-        "id) to every device that accepted the push, and marks the inbox copy read. `withdrawn` when every such device " +
+        "id) to every device that accepted the push (or whose push is being sent at that moment); pushes still " +
+        "queued are not sent at all. The inbox copy is marked read. `withdrawn` when every such device " +
         "accepted the command, `withdraw_partial` when some did; 502 `WITHDRAW_FAILED` when none did (or none had " +
         "accepted the push). `accepted` counts the devices that accepted the command. `{id}` is `anot_…` or " +
         "`notification:anot_…`.",

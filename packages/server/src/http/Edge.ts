@@ -29,17 +29,25 @@ const codeByStatus: Record<number, { code: string; error: string }> = {
   403: { code: "FORBIDDEN", error: "Forbidden." },
   404: { code: "NOT_FOUND", error: "No such route." },
   405: { code: "METHOD_NOT_ALLOWED", error: "Method not allowed." },
-  413: { code: "PAYLOAD_TOO_LARGE", error: `The body is over the limit of ${MAX_BODY_BYTES} bytes.` },
-  415: { code: "UNSUPPORTED_MEDIA_TYPE", error: "Send the body as application/json." },
+  413: { code: "PAYLOAD_TOO_LARGE", error: "The body is over this route's limit." },
+  415: { code: "UNSUPPORTED_MEDIA_TYPE", error: "Send the body as application/json (or text/plain where the route takes text)." },
   500: { code: "INTERNAL_ERROR", error: "Internal error." },
   503: { code: "SERVICE_UNAVAILABLE", error: "Service unavailable." }
 }
 
 /** The spec's error body for a status the framework answered on its own. */
-const errorResponse = (status: number) =>
-  HttpServerResponse.jsonUnsafe(codeByStatus[status] === undefined
-    ? { error: "Request failed.", code: `HTTP_${status}` }
-    : { error: codeByStatus[status].error, code: codeByStatus[status].code }, { status })
+const errorResponse = (status: number, url: string) =>
+  HttpServerResponse.jsonUnsafe(
+    status === 413
+      ? { error: `The body is over this route's limit of ${bodyLimitFor(url)} bytes.`, code: "PAYLOAD_TOO_LARGE" }
+      : codeByStatus[status] === undefined
+      ? { error: "Request failed.", code: `HTTP_${status}` }
+      : { error: codeByStatus[status].error, code: codeByStatus[status].code },
+    { status }
+  )
+
+/** The request path as logs may show it: a webhook URL's token is its credential. */
+const loggableUrl = (url: string) => url.startsWith("/hooks/") ? "/hooks/…" : url
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) => {
   const type = response.body._tag === "Empty" ? undefined : response.body.contentType
@@ -79,7 +87,6 @@ const routeOf = (context: Context.Context<never>, status: number) => {
   return route !== undefined ? route.route.path : status === 404 ? "unmatched" : "other"
 }
 
-const tooLarge = Effect.succeed(errorResponse(413))
 const maxBody = ByteSize.bytes(MAX_BODY_BYTES)
 
 /** Runs on the final response of every request (success or failure), before it is written. */
@@ -88,7 +95,7 @@ const finish = (started: bigint, requestId: string) =>
   Effect.withFiber((fiber) => {
     // Framework answers (no route, 413 on a chunked body, a defect) carry no
     // body or a text one: they leave as the spec's `{error, code}`.
-    const out = response.status >= 400 && !isJson(response) ? errorResponse(response.status) : response
+    const out = response.status >= 400 && !isJson(response) ? errorResponse(response.status, request.url) : response
     const status = out.status
     const seconds = Number(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe() - started) / 1e9
     const s = series(request.method, routeOf(fiber.context, status), status)
@@ -98,7 +105,7 @@ const finish = (started: bigint, requestId: string) =>
     if (!LogLevel.isGreaterThanOrEqualTo("Debug", fiber.getRef(References.MinimumLogLevel))) return Effect.succeed(withId)
     return Effect.as(
       Effect.logDebug("request").pipe(
-        Effect.annotateLogs({ requestId, method: request.method, url: request.url, status, ms: Math.round(seconds * 1e4) / 10 })
+        Effect.annotateLogs({ requestId, method: request.method, url: loggableUrl(request.url), status, ms: Math.round(seconds * 1e4) / 10 })
       ),
       withId
     )
@@ -125,7 +132,7 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
     const limit = bodyLimitFor(request.url)
     // A declared body over the limit is refused before a byte of it is read;
     // an undeclared (chunked) one is cut off at the limit while it is read.
-    if (declared !== undefined && Number(declared) > limit) return tooLarge
+    if (declared !== undefined && Number(declared) > limit) return Effect.succeed(errorResponse(413, request.url))
     // Set on the request's own context, not by a layer: handlers run with
     // their layer's context merged over the request's, so a layer-provided
     // limit would override a route's own.

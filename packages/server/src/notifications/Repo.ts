@@ -33,7 +33,7 @@ export type TargetDevice = typeof TargetDevice.Type
 /** What a withdraw needs of a notification. */
 export const WithdrawTarget = Schema.Struct({
   id: Schema.String,
-  /** Devices whose provider accepted the alert: the ones the removal command goes to. */
+  /** Devices whose provider accepted the alert, or may be accepting it now: the ones the removal command goes to. */
   acceptedDeviceIds: Schema.Array(Schema.String)
 })
 export type WithdrawTarget = typeof WithdrawTarget.Type
@@ -134,7 +134,7 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
           WHERE item_id IN (SELECT id FROM n) AND purpose = 'alert' AND status = 'pending')
         SELECT n.id, COALESCE(
           (SELECT array_agg(DISTINCT r.device_id) FROM push_receipts r
-           WHERE r.item_id = n.id AND r.purpose = 'alert' AND r.status = 'accepted'),
+           WHERE r.item_id = n.id AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')),
           ARRAY[]::text[]) AS accepted_device_ids
         FROM n`
     })

@@ -97,10 +97,11 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<ServiceRow>>
   /** One service the user can see. */
   readonly find: (userId: string, id: string) => Effect.Effect<ServiceRow | undefined>
-  readonly update: (id: string, patch: ServicePatch) => Effect.Effect<ServiceRow>
-  readonly remove: (id: string) => Effect.Effect<void>
-  readonly setFamily: (id: string, familyId: string | null) => Effect.Effect<ServiceRow>
-  readonly setTokenHash: (id: string, tokenHash: string) => Effect.Effect<ServiceRow>
+  /** The writes below touch the creator's service only; undefined (false) when it is gone. */
+  readonly update: (userId: string, id: string, patch: ServicePatch) => Effect.Effect<ServiceRow | undefined>
+  readonly remove: (userId: string, id: string) => Effect.Effect<boolean>
+  readonly setFamily: (userId: string, id: string, familyId: string | null) => Effect.Effect<ServiceRow | undefined>
+  readonly setTokenHash: (userId: string, id: string, tokenHash: string) => Effect.Effect<ServiceRow | undefined>
   /** The service a webhook token belongs to. */
   readonly findByTokenHash: (tokenHash: string) => Effect.Effect<ServiceRow | undefined>
   /** Active devices of the people a service's deliveries go to. */
@@ -113,10 +114,10 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   static readonly layer = Layer.effect(ServicesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, user_id, title, image_url, url, created_at, updated_at, family_id, default_reply_webhook_id`
-    const one = (rows: ReadonlyArray<unknown>) => decodeServices(rows)[0]!
+    const one = (rows: ReadonlyArray<unknown>) => decodeServices(rows)[0]
 
     const insert = (s: NewService) =>
-      sql`INSERT INTO services ${sql.insert({ ...s })} RETURNING ${columns}`.pipe(Effect.map(one), Effect.orDie)
+      sql`INSERT INTO services ${sql.insert({ ...s })} RETURNING ${columns}`.pipe(Effect.map((rows) => one(rows)!), Effect.orDie)
 
     const list = (userId: string) =>
       sql`SELECT ${columns} FROM services WHERE user_id = ${userId} ORDER BY id DESC LIMIT 1000`.pipe(
@@ -130,24 +131,27 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         Effect.orDie
       )
 
-    const update = (id: string, patch: ServicePatch) => {
+    const update = (userId: string, id: string, patch: ServicePatch) => {
       const changes = Object.keys(patch).length > 0 ? sql`${sql.update({ ...patch })}, updated_at = now()` : sql`updated_at = now()`
-      return sql`UPDATE services SET ${changes} WHERE id = ${id} RETURNING ${columns}`.pipe(Effect.map(one), Effect.orDie)
+      return sql`UPDATE services SET ${changes} WHERE id = ${id} AND user_id = ${userId} RETURNING ${columns}`.pipe(
+        Effect.map(one),
+        Effect.orDie
+      )
     }
 
-    const setFamily = (id: string, familyId: string | null) =>
-      sql`UPDATE services SET family_id = ${familyId}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`.pipe(
-        Effect.map(one),
+    const setFamily = (userId: string, id: string, familyId: string | null) =>
+      sql`UPDATE services SET family_id = ${familyId}, updated_at = now()
+          WHERE id = ${id} AND user_id = ${userId} RETURNING ${columns}`.pipe(Effect.map(one), Effect.orDie)
+
+    const setTokenHash = (userId: string, id: string, tokenHash: string) =>
+      sql`UPDATE services SET token_hash = ${tokenHash}, updated_at = now()
+          WHERE id = ${id} AND user_id = ${userId} RETURNING ${columns}`.pipe(Effect.map(one), Effect.orDie)
+
+    const remove = (userId: string, id: string) =>
+      sql`DELETE FROM services WHERE id = ${id} AND user_id = ${userId} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
-
-    const setTokenHash = (id: string, tokenHash: string) =>
-      sql`UPDATE services SET token_hash = ${tokenHash}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`.pipe(
-        Effect.map(one),
-        Effect.orDie
-      )
-
-    const remove = (id: string) => sql`DELETE FROM services WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
     const findByTokenHash = (tokenHash: string) =>
       sql`SELECT ${columns} FROM services WHERE token_hash = ${tokenHash}`.pipe(

@@ -74,27 +74,27 @@ export class Services extends Context.Service<Services, {
       return created(row, token)
     })
 
+    // A write finds no row when the service went away meanwhile: 404 too.
+    const found = (row: ServiceRow | undefined) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row)
+
     const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
-      const row = yield* visible(userId, id)
       yield* checkReplyWebhook(input.defaultReplyWebhookId)
-      return toService(yield* repo.update(row.id, input))
+      return toService(yield* Effect.flatMap(repo.update(userId, id, input), found))
     })
 
     const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
-      const row = yield* visible(userId, id)
-      yield* repo.remove(row.id)
+      if (!(yield* repo.remove(userId, id))) return yield* notFound
     })
 
     const share = Effect.fn("Services.share")(function*(userId: string, id: string, familyId: string | null) {
-      const row = yield* visible(userId, id)
+      yield* visible(userId, id)
       if (familyId !== null) return yield* new NotFound({ error: "Family not found." })
-      return toService(yield* repo.setFamily(row.id, null))
+      return toService(yield* Effect.flatMap(repo.setFamily(userId, id, null), found))
     })
 
     const rotate = Effect.fn("Services.rotate")(function*(userId: string, id: string) {
-      const row = yield* visible(userId, id)
       const token = generateSecret("hlw")
-      return created(yield* repo.setTokenHash(row.id, hashSecret(token)), token)
+      return created(yield* Effect.flatMap(repo.setTokenHash(userId, id, hashSecret(token)), found), token)
     })
 
     const deliver = Effect.fn("Services.deliver")(function*(token: string, input: InboundJson) {

@@ -157,6 +157,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       const declared = yield* post(path, big, "text/plain")
       assert.strictEqual(declared.status, 413)
       assert.strictEqual((declared.body as { code: string }).code, "PAYLOAD_TOO_LARGE")
+      assert.match((declared.body as { error: string }).error, /limit of 65536 bytes/)
 
       const { baseUrl } = yield* TestServer
       const chunked = yield* Effect.promise(async () => {

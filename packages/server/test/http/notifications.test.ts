@@ -218,6 +218,34 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       assert.isString(yield* inboxReadAt(id))
     }))
 
+  it.effect("withdraw: a push still queued is never sent; one being sent gets the removal too", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const agent = yield* makeAgent(["notifications:send", "inbox:read"])
+      const ok = yield* register(agent, "ok-")
+      const flaky = yield* register(agent, "unavailable-")
+      const inFlight = yield* register(agent, "inflight-")
+      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      // As if the third device's push were at its provider right now.
+      yield* sql`UPDATE push_receipts SET status = 'sending', claimed_by = 'rcp_other', claimed_at = now()
+                 WHERE item_id = ${notification.id} AND device_id = ${inFlight.id}`
+      const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
+      assert.strictEqual(withdrawn.status, "withdrawn")
+      assert.strictEqual(withdrawn.accepted, 2)
+      const [, command] = yield* deliveries(agent, inFlight.id)
+      assert.deepStrictEqual(command?.payload, { aps: { "content-available": 1 }, herald: { withdraw: notification.id } })
+      assert.lengthOf(yield* deliveries(agent, ok.id), 2)
+
+      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
+      const queued = detail.pushReceipts?.find((r) => r.deviceId === flaky.id)
+      assert.strictEqual(queued?.status, "error")
+      assert.strictEqual(queued?.errorCode, "Withdrawn")
+      // The phone recovers: the withdrawn push is still not sent to it.
+      yield* setPushToken(flaky.id, `recovered-${flaky.id}`)
+      yield* Effect.sleep(Duration.millis(700))
+      assert.lengthOf(yield* deliveries(agent, flaky.id), 0)
+    }))
+
   it.effect("withdraw: another account's, unknown and malformed ids", () =>
     Effect.gen(function*() {
       const owner = yield* makeAgent(["notifications:send"])

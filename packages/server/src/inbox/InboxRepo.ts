@@ -8,6 +8,9 @@ import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
 
+/** The first key of the inbox's per-person advisory locks (the second is the person's hash). */
+const INBOX_LOCK_SPACE = 7_031
+
 /** A row to insert into `inbox_items`: every column but `seq` and `read_at`. */
 export type InboxItemRow = {
   readonly userId: string
@@ -185,8 +188,24 @@ export class InboxRepo extends Context.Service<InboxRepo, {
 
     const count = (rows: ReadonlyArray<{ readonly n?: unknown }>) => Number(rows[0]?.n ?? 0)
 
-    const insertStatement = (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) =>
-      sql`INSERT INTO inbox_items ${sql.insert(rows)} ON CONFLICT (user_id, origin, item_id) DO NOTHING`
+    // `seq` must follow commit order within a person's inbox (cursors and
+    // read-through tokens rely on it), so each insert holds that person's
+    // advisory lock from before its `seq` is drawn until it commits. Rows are
+    // sorted by person so concurrent inserts take their locks in one order.
+    const insertStatement = (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) => {
+      const sorted = [...rows].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0))
+      return sql`
+        INSERT INTO inbox_items (user_id, origin, item_id, project_id, source_name, source_image_url, title, preview,
+                                 body, summary, body_format, url, app_id, created_at)
+        SELECT r."userId", r.origin, r."itemId", r."projectId", r."sourceName", r."sourceImageUrl", r.title, r.preview,
+               r.body, r.summary, r."bodyFormat", r.url, r."appId", r."createdAt"
+        FROM jsonb_to_recordset(${JSON.stringify(sorted)}::jsonb) AS r(
+          "userId" text, origin text, "itemId" text, "projectId" text, "sourceName" text, "sourceImageUrl" text,
+          title text, preview text, body text, summary text, "bodyFormat" text, url text, "appId" text,
+          "createdAt" timestamptz)
+        CROSS JOIN LATERAL (SELECT pg_advisory_xact_lock(${INBOX_LOCK_SPACE}, hashtext(r."userId"))) AS locked
+        ON CONFLICT (user_id, origin, item_id) DO NOTHING`
+    }
 
     return InboxRepo.of({
       insertStatement,

@@ -39,7 +39,8 @@ export class InboundGroup extends HttpApiGroup.make("inbound")
     }).annotateMerge(OpenApi.annotations({
       summary: "Deliver to a webhook service",
       description: "Posts a notification to the service whose webhook URL this is: JSON `{title?, body*, imageUrl?, " +
-        "url?}` or a `text/plain` body (the text is the body), at most 64 KiB. It becomes an Event and is pushed to " +
+        "url?}` or a `text/plain` body (the text is the body); the request at most 64 KiB (413 beyond), `body` at most " +
+        "10,000 characters and `title` 200 (400 beyond). It becomes an Event and is pushed to " +
         "the service creator's devices (and, when shared, every accepted family member's). 202 `{ok, eventId}`; an " +
         "unknown or rotated token answers 404."
     }))

@@ -11,7 +11,7 @@
  * canonical JSON (keys sorted), never stored.
  */
 import { IdempotencyKeyInUse, IdempotencyKeyReused } from "@herald/api"
-import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { IdempotencyRepo } from "./Repo.ts"
 import type { KeyRef } from "./Repo.ts"
@@ -96,7 +96,16 @@ export class Idempotency extends Context.Service<Idempotency, {
           yield* repo.release(key)
           return yield* Effect.failCause(exit.cause)
         }
-        yield* repo.complete(key, yield* Schema.encodeUnknownEffect(schema)(exit.value).pipe(Effect.orDie))
+        // The work is done: if its answer cannot be stored, a retry after the
+        // lock lapses would do it again, so storing it is retried and a final
+        // failure is logged loudly.
+        const encoded = yield* Schema.encodeUnknownEffect(schema)(exit.value).pipe(Effect.orDie)
+        yield* repo.complete(key, encoded).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential(Duration.millis(50)) }),
+          Effect.catchCause((cause) =>
+            Effect.logError(`could not store the answer of Idempotency-Key ${ref.key}; a retry may run it again`, cause)
+          )
+        )
         return { value: exit.value, replayed: false }
       }).pipe(
         // Once claimed, the request runs to its end even if the caller goes

@@ -4,6 +4,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql"
 
 export interface KeyRef {
   readonly userId: string
@@ -29,7 +30,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
    */
   readonly claim: (ref: KeyRef, requestHash: string, window: { readonly replaySeconds: number; readonly lockSeconds: number }) => Effect.Effect<boolean>
   readonly find: (ref: KeyRef, window: { readonly replaySeconds: number; readonly lockSeconds: number }) => Effect.Effect<KeyRow | undefined>
-  readonly complete: (ref: KeyRef, response: unknown) => Effect.Effect<void>
+  readonly complete: (ref: KeyRef, response: unknown) => Effect.Effect<void, SqlError.SqlError>
   /** Releases a claim whose request failed, so a retry runs afresh. */
   readonly release: (ref: KeyRef) => Effect.Effect<void>
   /** Deletes rows past the replay window; answers how many. */
@@ -66,7 +67,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
     const complete = (ref: KeyRef, response: unknown) =>
       sql`
         UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb, locked_until = NULL
-        WHERE user_id = ${ref.userId} AND route = ${ref.route} AND key = ${ref.key}`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE user_id = ${ref.userId} AND route = ${ref.route} AND key = ${ref.key}`.pipe(Effect.asVoid)
 
     const release = (ref: KeyRef) =>
       sql`DELETE FROM idempotency_keys

@@ -8,10 +8,17 @@ import type { BodyFormat } from "@herald/api"
 
 export const PREVIEW_MAX = 200
 
+/**
+ * Only the head of a markdown body is stripped: a 200-character preview never
+ * needs more, and several of the patterns below backtrack on long runs, so a
+ * crafted body must not cost more than this bounded head.
+ */
+const MARKDOWN_HEAD = 1_000
+
 // Backslash escapes are set aside before the markup is stripped, so `\*` stays a star.
 const ESCAPE = /\\([\\`*_{}[\]()#+\-.!>~|<])/g
 const escaped = (i: number) => String.fromCharCode(0xe000 + i)
-const RESTORE = /[\ue000-\ue0ff]/g
+const RESTORE = /[\ue000-\uf8ff]/g
 
 const stripMarkdown = (markdown: string): string => {
   const kept: Array<string> = []
@@ -54,7 +61,7 @@ const stripMarkdown = (markdown: string): string => {
 
 /** The preview of a body: plain text on one line, at most 200 characters (an ellipsis marks a cut). */
 export const previewOf = (body: string, bodyFormat: BodyFormat): string => {
-  const text = (bodyFormat === "markdown" ? stripMarkdown(body) : body).replace(/\s+/g, " ").trim()
+  const text = (bodyFormat === "markdown" ? stripMarkdown(body.slice(0, MARKDOWN_HEAD)) : body).replace(/\s+/g, " ").trim()
   const chars = Array.from(text)
   if (chars.length <= PREVIEW_MAX) return text
   return `${chars.slice(0, PREVIEW_MAX - 1).join("").trimEnd()}…`

@@ -64,3 +64,15 @@ describe("previewOf", () => {
     assert.strictEqual(previewOf(body, "markdown"), "a".repeat(150))
   })
 })
+
+describe("previewOf on long markdown", () => {
+  it("strips only the head of the body (its first 1,000 characters)", () => {
+    // Markup past the head is never looked at: the preview is long cut by then.
+    assert.strictEqual(previewOf(`${"a ".repeat(600)}**bold**`, "markdown"), `${"a ".repeat(99)}a…`)
+    assert.strictEqual(previewOf("[".repeat(10_000), "markdown"), `${"[".repeat(199)}…`)
+  })
+
+  it("keeps escaped characters past the 256th", () => {
+    assert.strictEqual(previewOf("\\*".repeat(300), "markdown"), `${"*".repeat(199)}…`)
+  })
+})

@@ -47,6 +47,18 @@ layer(testServerLayer({ HERALD_RATE_LIMIT_PER_MINUTE: "5", HERALD_SEND_LIMIT_PER
       assert.strictEqual((yield* get(created.secret, "/api/agent/auth/status")).status, 200)
     }))
 
+  it.effect("concurrent requests: exactly the budget passes", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([])
+      const statuses = yield* Effect.forEach(
+        Array.from({ length: 12 }, () => get(agent.secret, "/api/agent/auth/status")),
+        (request) => Effect.map(request, (r) => r.status),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(statuses.filter((s) => s === 200).length, 5)
+      assert.strictEqual(statuses.filter((s) => s === 429).length, 7)
+    }))
+
   it.effect("sending operations have their own, tighter budget", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send", "billing:read"])

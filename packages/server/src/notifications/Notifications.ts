@@ -101,7 +101,7 @@ export class Notifications extends Context.Service<Notifications, {
         threadId: fields.projectId
       })
 
-      const { notification, receiptIds } = yield* create({
+      const draft: Draft = {
         notification: { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields, createdAt },
         inboxCopy: {
           userId: agent.userId,
@@ -138,9 +138,15 @@ export class Notifications extends Context.Service<Notifications, {
           purpose: "alert" as const,
           message
         }))
-      })
-
-      const summary = yield* outbox.sendNow(receiptIds)
+      }
+      // From the write on, the request runs to its end even if the caller goes
+      // away: its pushes are sent now, not after the worker's grace.
+      const { notification, summary } = yield* create(draft).pipe(
+        Effect.flatMap(({ notification, receiptIds }) =>
+          Effect.map(outbox.sendNow(receiptIds), (summary) => ({ notification, summary }))
+        ),
+        Effect.uninterruptible
+      )
       return new AgentNotificationCreated({
         notification,
         accepted: summary.accepted,

@@ -38,7 +38,11 @@ const codeByStatus: Record<number, { code: string; error: string }> = {
 /** The spec's error body for a status the framework answered on its own. */
 const errorResponse = (status: number, url: string) =>
   HttpServerResponse.jsonUnsafe(
-    status === 413
+    // A token the router cannot match (over its parameter length) answers
+    // like an unknown one: the webhook's 404 says nothing about the token.
+    status === 404 && url.startsWith("/hooks/")
+      ? { error: "Unknown webhook.", code: "NOT_FOUND" }
+      : status === 413
       ? { error: `The body is over this route's limit of ${bodyLimitFor(url)} bytes.`, code: "PAYLOAD_TOO_LARGE" }
       : codeByStatus[status] === undefined
       ? { error: "Request failed.", code: `HTTP_${status}` }

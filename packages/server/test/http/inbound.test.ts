@@ -130,7 +130,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       const agent = yield* makeAgent(["services:write"])
       const { path, service: svc } = yield* service(agent)
       yield* agent.client.services.rotate({ params: { id: svc.id } })
-      for (const target of [path, "/hooks/hlw_000000000000000000000000000000000000000000000000000", "/hooks/not-a-token"]) {
+      for (const target of [path, "/hooks/hlw_000000000000000000000000000000000000000000000000000", "/hooks/not-a-token", `/hooks/hlw_${"a".repeat(300)}`, "/hooks/hlw_%E2%9C%93"]) {
         const response = yield* post(target, JSON.stringify({ body: "x" }))
         assert.strictEqual(response.status, 404, target)
         assert.deepStrictEqual(response.body, { error: "Unknown webhook.", code: "NOT_FOUND" })

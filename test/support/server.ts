@@ -77,3 +77,14 @@ export const rawFetch = (path: string, init: RequestInit = {}) =>
       }
       return { status: response.status, headers: response.headers, body }
     }))
+
+let deviceSeq = 0
+/** A phone of the agent's person, registered through the Person API with a unique push token starting `token`. */
+export const registerDevice = (
+  agent: { readonly app: { readonly devices: Effect.Success<ReturnType<typeof personClient>>["devices"] } },
+  token: string,
+  platform: "ios" | "android" = "ios"
+) =>
+  agent.app.devices.register({
+    payload: { platform, deviceName: `phone ${++deviceSeq}`, pushToken: `${token}${deviceSeq}-${Date.now()}` }
+  })

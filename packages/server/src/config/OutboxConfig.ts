@@ -37,12 +37,3 @@ export const outboxConfig: Config.Config<OutboxConfigShape> = Config.all({
 export class OutboxConfig extends Context.Service<OutboxConfig, OutboxConfigShape>()("herald/OutboxConfig") {
   static readonly layer = Layer.effect(OutboxConfig, outboxConfig)
 }
-
-export const outboxEnvironmentVariables: ReadonlyArray<{ readonly name: string; readonly default: string; readonly description: string }> = [
-  { name: "HERALD_PUSH_CONCURRENCY", default: "64", description: "Push provider requests in flight at once on this node." },
-  {
-    name: "HERALD_PUSH_PAUSED",
-    default: "false",
-    description: "`true`: accept and durably queue pushes but send none (requests answer `accepted: 0`); restarting without it drains the queue."
-  }
-]

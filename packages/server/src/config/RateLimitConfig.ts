@@ -20,12 +20,3 @@ export const rateLimitConfig: Config.Config<RateLimitConfigShape> = Config.all({
 export class RateLimitConfig extends Context.Service<RateLimitConfig, RateLimitConfigShape>()("herald/RateLimitConfig") {
   static readonly layer = Layer.effect(RateLimitConfig, rateLimitConfig)
 }
-
-export const rateLimitEnvironmentVariables: ReadonlyArray<{ readonly name: string; readonly default: string; readonly description: string }> = [
-  { name: "HERALD_RATE_LIMIT_PER_MINUTE", default: "600", description: "Agent API requests per token per minute; `0` turns the limit off." },
-  {
-    name: "HERALD_SEND_LIMIT_PER_MINUTE",
-    default: "120",
-    description: "Sending operations (notifications, prompts, live activity start/update, pages) per token per minute; `0` turns it off."
-  }
-]

@@ -8,6 +8,7 @@ import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { batched } from "../db/Batching.ts"
+import { alongsideMembers } from "../db/Statements.ts"
 
 export interface NewNotification {
   readonly id: string
@@ -81,12 +82,11 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
 
     const decodeRows = Schema.decodeUnknownEffect(Schema.Array(NotificationRow))
     const insert = (notifications: Arr.NonEmptyReadonlyArray<NewNotification>, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
-      const members = alongside.map((statement, i) => sql`${sql.literal(`w${i}`)} AS (${statement})`)
       return sql`
         WITH n AS (
           INSERT INTO notifications ${sql.insert(Arr.map(notifications, (n) => ({ ...n })))}
           RETURNING ${notificationColumns(sql)})
-        ${members.length > 0 ? sql`, ${sql.join(", ", false)(members)}` : sql``}
+        ${alongsideMembers(sql, alongside)}
         SELECT * FROM n`.pipe(
         Effect.flatMap(decodeRows),
         Effect.map((rows) => {

@@ -8,6 +8,7 @@ import { AgentService, Event } from "@herald/api"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
+import { alongsideMembers } from "../db/Statements.ts"
 
 /** A service with what the rules need beyond the record: who created it. */
 export const ServiceRow = Schema.Struct({
@@ -166,13 +167,11 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         Effect.orDie
       )
 
-    const insertEvent = (event: NewEvent, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
-      const members = alongside.map((statement, i) => sql`${sql.literal(`w${i}`)} AS (${statement})`)
-      return sql`
+    const insertEvent = (event: NewEvent, alongside: ReadonlyArray<Statement.Statement<unknown>>) =>
+      sql`
         WITH e AS (INSERT INTO events ${sql.insert({ ...event })} RETURNING id)
-        ${members.length > 0 ? sql`, ${sql.join(", ", false)(members)}` : sql``}
+        ${alongsideMembers(sql, alongside)}
         SELECT id FROM e`.pipe(Effect.asVoid, Effect.orDie)
-    }
 
     const events = (userId: string, limit: number) =>
       sql`

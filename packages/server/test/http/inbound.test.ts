@@ -4,8 +4,9 @@
  * status follows its pushes, an inbox item, and a push to each device.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import { makeAgent, rawFetch, TestServer, TestServerLayer } from "../../../../test/support/server.ts"
+import { Effect } from "effect"
+import { makeAgent, rawFetch, registerDevice, TestServer, TestServerLayer } from "../../../../test/support/server.ts"
+import { eventually } from "../../../../test/support/eventually.ts"
 
 type Agent = Effect.Success<ReturnType<typeof makeAgent>>
 
@@ -14,20 +15,7 @@ const hookPath = (webhookUrl: string) => new URL(webhookUrl).pathname
 const post = (path: string, body: string, contentType = "application/json") =>
   rawFetch(path, { method: "POST", headers: { "content-type": contentType }, body })
 
-let seq = 0
-const register = (agent: Agent, token: string) =>
-  agent.app.devices.register({ payload: { platform: "ios", deviceName: `phone ${++seq}`, pushToken: `${token}${seq}-${Date.now()}` } })
 
-/** Polls until `check` holds (at most 10 s). */
-const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const value = yield* read
-      if (check(value)) return value
-      yield* Effect.sleep(Duration.millis(50))
-    }
-    return yield* Effect.die(new Error("condition not reached within 10 s"))
-  })
 
 const service = (agent: Agent, title = "Monitoring") =>
   Effect.map(agent.client.services.create({ payload: { title, url: "https://status.example.test" } }), (c) => ({
@@ -39,8 +27,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
   it.effect("a JSON delivery becomes an event, an inbox item and a push to every device", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["services:read", "services:write", "events:read", "inbox:read"])
-      const phone = yield* register(agent, "iphone-")
-      const tablet = yield* register(agent, "ipad-")
+      const phone = yield* registerDevice(agent, "iphone-")
+      const tablet = yield* registerDevice(agent, "ipad-")
       const { path, service: svc } = yield* service(agent)
 
       const accepted = yield* post(path, JSON.stringify({ title: "Disk 91% full", body: "db-1 /var is at 91%", url: "https://grafana.example.test/d/1" }))
@@ -93,8 +81,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
   it.effect("events: status follows the pushes; limit bounds the list; another account sees none", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["services:write", "events:read"])
-      yield* register(agent, "ok-")
-      yield* register(agent, "unregistered-")
+      yield* registerDevice(agent, "ok-")
+      yield* registerDevice(agent, "unregistered-")
       const { path } = yield* service(agent)
       yield* post(path, JSON.stringify({ body: "one" }))
       const [first] = (yield* eventually(

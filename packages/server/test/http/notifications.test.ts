@@ -7,27 +7,15 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+import { makeAgent, rawFetch, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
+import { eventually } from "../../../../test/support/eventually.ts"
 
 type Agent = Effect.Success<ReturnType<typeof makeAgent>>
 
-let seq = 0
-const register = (agent: Agent, token: string, platform: "ios" | "android" = "ios") =>
-  agent.app.devices.register({ payload: { platform, deviceName: `phone ${++seq}`, pushToken: `${token}${seq}-${Date.now()}` } })
 
 const deliveries = (agent: Agent, deviceId: string) =>
   Effect.map(agent.app.devices.deliveries({ params: { id: deviceId } }), (r) => r.items)
 
-/** Polls until `check` holds (at most 10 s). */
-const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const value = yield* read
-      if (check(value)) return value
-      yield* Effect.sleep(Duration.millis(50))
-    }
-    return yield* Effect.die(new Error("condition not reached within 10 s"))
-  })
 
 const inboxReadAt = (notificationId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -43,8 +31,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("pushes to every active device and counts what the providers accepted", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const phone = yield* register(agent, "iphone-")
-      const pixel = yield* register(agent, "pixel-", "android")
+      const phone = yield* registerDevice(agent, "iphone-")
+      const pixel = yield* registerDevice(agent, "pixel-", "android")
       const created = yield* agent.client.notifications.create({ headers: {},
         payload: { title: "Build finished", body: "All 212 tests passed.", url: "https://ci.example.test/run/1" }
       })
@@ -91,15 +79,15 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("deviceIds narrows the push; another account's device answers 404", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const first = yield* register(agent, "a-")
-      const second = yield* register(agent, "b-")
+      const first = yield* registerDevice(agent, "a-")
+      const second = yield* registerDevice(agent, "b-")
       const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id] } })
       assert.strictEqual(created.accepted, 1)
       assert.lengthOf(yield* deliveries(agent, first.id), 0)
       assert.lengthOf(yield* deliveries(agent, second.id), 1)
 
       const other = yield* makeAgent(["notifications:send"])
-      const theirs = yield* register(other, "c-")
+      const theirs = yield* registerDevice(other, "c-")
       const error = yield* Effect.flip(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id, theirs.id] } }))
       assert.strictEqual(error._tag, "NotFound")
       assert.lengthOf(yield* deliveries(agent, second.id), 1)
@@ -108,9 +96,9 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("a dead token is not accepted and a failing provider leaves the push queued", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send", "devices:read"])
-      yield* register(agent, "ok-")
-      const dead = yield* register(agent, "unregistered-")
-      yield* register(agent, "unavailable-")
+      yield* registerDevice(agent, "ok-")
+      const dead = yield* registerDevice(agent, "unregistered-")
+      yield* registerDevice(agent, "unavailable-")
       const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       assert.strictEqual(created.accepted, 1)
       assert.strictEqual(created.message, "Accepted by 1 of 3 devices. 1 queued for retry.")
@@ -161,8 +149,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("withdraw: every device that accepted the push takes the removal command", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const phone = yield* register(agent, "iphone-")
-      const pixel = yield* register(agent, "pixel-", "android")
+      const phone = yield* registerDevice(agent, "iphone-")
+      const pixel = yield* registerDevice(agent, "pixel-", "android")
       const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       assert.deepStrictEqual(
@@ -185,8 +173,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("withdraw: partial when some devices refuse the command, 502 when none accept it", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const first = yield* register(agent, "first-")
-      const second = yield* register(agent, "second-")
+      const first = yield* registerDevice(agent, "first-")
+      const second = yield* registerDevice(agent, "second-")
       const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       yield* setPushToken(second.id, "unavailable-now")
       const partial = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
@@ -222,9 +210,9 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const agent = yield* makeAgent(["notifications:send", "inbox:read"])
-      const ok = yield* register(agent, "ok-")
-      const flaky = yield* register(agent, "unavailable-")
-      const inFlight = yield* register(agent, "inflight-")
+      const ok = yield* registerDevice(agent, "ok-")
+      const flaky = yield* registerDevice(agent, "unavailable-")
+      const inFlight = yield* registerDevice(agent, "inflight-")
       const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       // As if the third device's push were at its provider right now.
       yield* sql`UPDATE push_receipts SET status = 'sending', claimed_by = 'rcp_other', claimed_at = now()
@@ -249,7 +237,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("withdraw: another account's, unknown and malformed ids", () =>
     Effect.gen(function*() {
       const owner = yield* makeAgent(["notifications:send"])
-      yield* register(owner, "x-")
+      yield* registerDevice(owner, "x-")
       const { notification } = yield* owner.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       const other = yield* makeAgent(["notifications:send"])
       assert.strictEqual((yield* Effect.flip(other.client.notifications.withdraw({ params: { id: notification.id } })))._tag, "NotFound")
@@ -266,7 +254,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("the worker finishes a push the request could not deliver", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const flaky = yield* register(agent, "unavailable-")
+      const flaky = yield* registerDevice(agent, "unavailable-")
       const created = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       assert.strictEqual(created.accepted, 0)
       // The phone's token recovers; the retry delivers the queued push exactly once.
@@ -279,8 +267,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("a push is filed with a plain-text preview of its markdown and one receipt per device", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send", "inbox:read", "events:read"])
-      const phone = yield* register(agent, "iphone-")
-      const dead = yield* register(agent, "unregistered-")
+      const phone = yield* registerDevice(agent, "iphone-")
+      const dead = yield* registerDevice(agent, "unregistered-")
       const { notification } = yield* agent.client.notifications.create({
         headers: {},
         payload: { title: "Release", body: "**v2** is [live](https://example.test)", bodyFormat: "markdown", projectId: "deploys" }
@@ -307,7 +295,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("withdraw marks the inbox copy read and the detail withdrawn", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send", "inbox:read"])
-      yield* register(agent, "iphone-")
+      yield* registerDevice(agent, "iphone-")
       const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
       yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
@@ -331,7 +319,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
   it.effect("the same body replays the first answer (200, idempotent) and pushes once", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
-      const phone = yield* register(agent, "iphone-")
+      const phone = yield* registerDevice(agent, "iphone-")
       const first = yield* agent.client.notifications.create({
         headers: { "idempotency-key": "deploy-42" },
         payload: { title: "Deployed", body: "v42" }

@@ -13,6 +13,7 @@ import type { NewPush } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
+import { eventually } from "../../../../test/support/eventually.ts"
 
 const TestConfig = Layer.succeed(OutboxConfig, {
   concurrency: 8,
@@ -70,16 +71,6 @@ const receipt = (id: string) =>
 
 const deliveries = (deviceId: string) => Effect.flatMap(SandboxRepo, (repo) => repo.listForDevice(deviceId))
 
-/** Polls `check` every 50 ms until it holds, for at most 10 s. */
-const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const value = yield* read
-      if (check(value)) return value
-      yield* Effect.sleep(Duration.millis(50))
-    }
-    return yield* Effect.die(new Error("condition not reached within 10 s"))
-  })
 
 layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox", (it) => {
   it.effect("a request sends its own pushes and records the provider's answer once", () =>

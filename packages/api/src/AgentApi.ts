@@ -10,6 +10,8 @@ import { HistoryGroup } from "./agent/History.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
 import { ServicesGroup } from "./agent/Services.ts"
 import { InboxGroup } from "./agent/Inbox.ts"
+import { InteractionsGroup } from "./agent/Interactions.ts"
+import { WebhooksGroup } from "./agent/Webhooks.ts"
 import { TokensGroup } from "./agent/Tokens.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -24,8 +26,10 @@ export class AgentApi extends HttpApi.make("agent")
   .add(TokensGroup)
   .add(DevicesGroup)
   .add(ServicesGroup)
+  .add(WebhooksGroup)
   .add(HistoryGroup)
   .add(NotificationsGroup)
+  .add(InteractionsGroup)
   .add(InboxGroup)
   .add(BillingGroup)
   .middleware(RequestErrors)

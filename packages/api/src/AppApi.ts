@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { PersonDevicesGroup } from "./app/Devices.ts"
+import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
 import { PersonTokensGroup } from "./app/Tokens.ts"
 import { RequestErrors } from "./Security.ts"
@@ -12,6 +13,7 @@ export class AppApi extends HttpApi.make("app")
   .add(MeGroup)
   .add(PersonTokensGroup)
   .add(PersonDevicesGroup)
+  .add(PersonInteractionsGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

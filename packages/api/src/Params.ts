@@ -20,10 +20,10 @@ export const NotificationRef = Schema.String.check(
   Schema.isPattern(/^(?:notification:)?anot_[0-9A-Za-z]{1,64}$/)
 ).annotate({ identifier: "NotificationRef", description: "`anot_…` or `notification:anot_…`." })
 
-/** An inbox item: `event:evt_…` or `notification:anot_…`. */
+/** An inbox item: `event:evt_…`, `notification:anot_…` or `interaction:int_…`. */
 export const InboxItemRef = Schema.String.check(
-  Schema.isPattern(/^(?:event:evt|notification:anot)_[0-9A-Za-z]{1,64}$/)
-).annotate({ identifier: "InboxItemRef", description: "`event:evt_…` or `notification:anot_…`." })
+  Schema.isPattern(/^(?:event:evt|notification:anot|interaction:int)_[0-9A-Za-z]{1,64}$/)
+).annotate({ identifier: "InboxItemRef", description: "`event:evt_…`, `notification:anot_…` or `interaction:int_…`." })
 
 /**
  * The secret of a webhook URL (`hlw_…`); the URL's only credential. Deliberately loose: a malformed
@@ -34,3 +34,6 @@ export const WebhookToken = Schema.String.check(Schema.isMinLength(1), Schema.is
   identifier: "WebhookToken",
   description: "The `hlw_…` token embedded in a service's webhook URL."
 })
+
+export const InteractionId = prefixedId("int", "InteractionId")
+export const ReplyWebhookId = prefixedId("whk", "ReplyWebhookId")

@@ -79,6 +79,53 @@ export class WithdrawFailed extends Schema.Error<WithdrawFailed>("WithdrawFailed
   description: "No device accepted the removal command (`WITHDRAW_FAILED`); the inbox copy is marked read anyway."
 }) {}
 
+/** 409: answering or canceling a prompt that already left `pending` (the first answer wins). */
+export class InteractionNotPending extends Schema.Error<InteractionNotPending>("InteractionNotPending")({
+  ...body("InteractionNotPending", "INTERACTION_NOT_PENDING")
+}, {
+  httpApiStatus: 409,
+  description: "The prompt is no longer pending: it was answered, canceled or expired first (`INTERACTION_NOT_PENDING`)."
+}) {}
+
+/** 422: an answer whose status does not fit the prompt's kind (or a reply without a response). */
+export class AnswerMismatch extends Schema.Error<AnswerMismatch>("AnswerMismatch")({
+  ...body("AnswerMismatch", "ANSWER_DOES_NOT_FIT_KIND")
+}, {
+  httpApiStatus: 422,
+  description: "The answer does not fit the prompt's kind: approval takes approved|denied, yes_no takes yes|no, " +
+    "reply takes replied with a `response` (`ANSWER_DOES_NOT_FIT_KIND`)."
+}) {}
+
+/** 422: a live-activity prompt with no target device that can show an interactive live activity. */
+export class InteractiveLiveActivityUnsupported extends Schema.Error<InteractiveLiveActivityUnsupported>(
+  "InteractiveLiveActivityUnsupported"
+)({
+  ...body("InteractiveLiveActivityUnsupported", "INTERACTIVE_LIVE_ACTIVITY_UNSUPPORTED")
+}, {
+  httpApiStatus: 422,
+  description: "`presentation: live_activity` needs at least one target device with " +
+    "`interactiveLiveActivitiesCapable` (`INTERACTIVE_LIVE_ACTIVITY_UNSUPPORTED`)."
+}) {}
+
+/** 422: every target device already holds five concurrent live activities. */
+export class ActivityCapacityExceeded extends Schema.Error<ActivityCapacityExceeded>("ActivityCapacityExceeded")({
+  ...body("ActivityCapacityExceeded", "ACTIVITY_CAPACITY_EXCEEDED"),
+  limit: Schema.Int
+}, {
+  httpApiStatus: 422,
+  description: "No target device has room: each holds at most `limit` (5) concurrent live activities, interactive " +
+    "prompt cards included (`ACTIVITY_CAPACITY_EXCEEDED`)."
+}) {}
+
+/** 400: a reply-webhook URL that Herald refuses to call (scheme, or a private, loopback or metadata address). */
+export class WebhookTargetRefused extends Schema.Error<WebhookTargetRefused>("WebhookTargetRefused")({
+  ...body("WebhookTargetRefused", "WEBHOOK_TARGET_REFUSED")
+}, {
+  httpApiStatus: 400,
+  description: "The URL is not an allowed destination: HTTPS only, and no loopback, private, link-local or " +
+    "metadata address after DNS resolution (`WEBHOOK_TARGET_REFUSED`)."
+}) {}
+
 /** 413: the body is over the route's limit (1 MiB unless stated). */
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
   ...body("PayloadTooLarge", "PAYLOAD_TOO_LARGE")

@@ -15,3 +15,6 @@ export { ActivityFeedQuery, EventList, EventsQuery, IntParam } from "./agent/His
 export { InboxListQuery, ReadAllRequest, ReadAllResult } from "./agent/Inbox.ts"
 export { CreateNotificationRequest, IdempotencyKey, ProjectId } from "./agent/Notifications.ts"
 export { CreateServiceRequest, ServiceList, ShareServiceRequest, UpdateServiceRequest } from "./agent/Services.ts"
+export { CreateInteractionRequest, InboxInteractionList, WaitQuery } from "./agent/Interactions.ts"
+export { CreateWebhookRequest, ReplyWebhookList, ReplyWebhookWithDeliveries, UpdateWebhookRequest } from "./agent/Webhooks.ts"
+export { AnswerRequest } from "./app/Interactions.ts"

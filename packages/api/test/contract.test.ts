@@ -30,7 +30,7 @@ describe("AgentApi", () => {
     }
   })
 
-  it("serves exactly this issue's operations under /api/agent, with the spec's scopes", () => {
+  it("serves exactly the operations built so far under /api/agent, with the spec's scopes", () => {
     const table = endpoints(AgentApi).map((e) =>
       `${e.method} ${e.path.replace(/:(\w+)/g, "{$1}")} ${(Context.getOrUndefined(e.annotations, RequiredScopes) ?? []).join(",")}`
     ).sort()
@@ -38,6 +38,7 @@ describe("AgentApi", () => {
       "DELETE /api/agent/devices/{id} devices:write",
       "DELETE /api/agent/services/{id} services:write",
       "DELETE /api/agent/tokens/{id} tokens:manage",
+      "DELETE /api/agent/webhooks/{id} services:write",
       "GET /api/agent/activity-feed events:read",
       "GET /api/agent/auth/status ",
       "GET /api/agent/billing billing:read",
@@ -46,19 +47,30 @@ describe("AgentApi", () => {
       "GET /api/agent/inbox/notifications inbox:read",
       "GET /api/agent/inbox/notifications/{id} inbox:read",
       "GET /api/agent/inbox/projects inbox:read",
+      "GET /api/agent/interactions interactions:read",
+      "GET /api/agent/interactions/{id} interactions:read",
+      "GET /api/agent/interactions/{id}/wait interactions:read",
       "GET /api/agent/services services:read",
       "GET /api/agent/services/{id} services:read",
       "GET /api/agent/tokens tokens:manage",
+      "GET /api/agent/webhooks services:read",
+      "GET /api/agent/webhooks/{id} services:read",
       "PATCH /api/agent/services/{id} services:write",
+      "PATCH /api/agent/webhooks/{id} services:write",
       "POST /api/agent/auth/revoke ",
       "POST /api/agent/inbox/notifications/read-all inbox:write",
       "POST /api/agent/inbox/notifications/{id}/read inbox:write",
       "POST /api/agent/inbox/notifications/{id}/unread inbox:write",
+      "POST /api/agent/interactions interactions:create",
+      "POST /api/agent/interactions/{id}/cancel interactions:create",
       "POST /api/agent/notifications notifications:send",
       "POST /api/agent/notifications/{id}/withdraw notifications:send",
       "POST /api/agent/services services:write",
       "POST /api/agent/services/{id}/rotate services:write",
-      "POST /api/agent/services/{id}/share services:write"
+      "POST /api/agent/services/{id}/share services:write",
+      "POST /api/agent/webhooks services:write",
+      "POST /api/agent/webhooks/{id}/rotate-secret services:write",
+      "POST /api/agent/webhooks/{id}/test services:write"
     ])
   })
 

@@ -59,3 +59,12 @@ export class InteractionCreated extends Schema.Class<InteractionCreated>("Intera
   queued: Schema.optionalKey(Schema.Natural),
   message: Schema.optionalKey(Schema.String)
 }) {}
+
+/** A replayed create (same `Idempotency-Key`, same body): status 200 with `idempotent: true`. */
+export class InteractionReplay extends InteractionCreated.extend<InteractionReplay>("InteractionReplay")({
+  idempotent: Schema.optionalKey(Schema.Literal(true))
+}) {}
+
+/** The statuses an answer may set; which of them fits depends on the prompt's kind. */
+export const AnswerStatus = Schema.Literals(["approved", "denied", "yes", "no", "replied"])
+export type AnswerStatus = typeof AnswerStatus.Type

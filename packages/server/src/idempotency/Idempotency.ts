@@ -12,7 +12,7 @@
  */
 import { IdempotencyKeyInUse, IdempotencyKeyReused } from "@herald/api"
 import { Context, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { canonicalSha256 } from "../lib/Canonical.ts"
 import { IdempotencyRepo } from "./Repo.ts"
 import type { KeyRef } from "./Repo.ts"
 
@@ -21,19 +21,8 @@ export const replayWindow = Duration.hours(24)
 /** How long a `running` claim holds before another request may take it over. */
 export const runningLock = Duration.minutes(1)
 
-const canonical = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(canonical)
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])])
-    )
-  }
-  return value
-}
-
 /** SHA-256 (hex) of the canonical JSON of a decoded request body. */
-export const requestHash = (body: unknown): string =>
-  createHash("sha256").update(JSON.stringify(canonical(body))).digest("hex")
+export const requestHash = (body: unknown): string => canonicalSha256(body)
 
 export interface Outcome<A> {
   readonly value: A

@@ -18,6 +18,10 @@ export interface AlertContent {
   readonly imageUrl: string | null
   /** Groups the tray by project (`thread-id` on iOS). */
   readonly threadId: string | null
+  /** The app's notification category: which action buttons the tray shows (a prompt's answers). */
+  readonly category?: string
+  /** More string fields for the app (e.g. a prompt's kind and action digest). */
+  readonly data?: Record<string, string>
 }
 
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
@@ -25,7 +29,7 @@ const optional = (entries: Record<string, string | null>): Record<string, string
 
 /** A visible alert, delivered now (priority 10). */
 export const alertMessage = (alert: AlertContent): PushMessage => {
-  const extra = optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl })
+  const extra = { ...optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl }), ...alert.data }
   return {
     pushType: "alert",
     priority: 10,
@@ -36,13 +40,14 @@ export const alertMessage = (alert: AlertContent): PushMessage => {
         sound: "default",
         // Lets the app's notification service extension fetch `imageUrl`.
         ...(alert.imageUrl !== null ? { "mutable-content": 1 } : {}),
-        ...(alert.threadId !== null ? { "thread-id": alert.threadId } : {})
+        ...(alert.threadId !== null ? { "thread-id": alert.threadId } : {}),
+        ...(alert.category !== undefined ? { category: alert.category } : {})
       },
       herald: extra
     },
     fcm: {
       notification: { title: alert.title, body: alert.body },
-      data: extra,
+      data: alert.category !== undefined ? { ...extra, category: alert.category } : extra,
       android: { priority: "high", collapseKey: alert.collapseId }
     }
   }

@@ -38,14 +38,25 @@ import { SandboxRepo } from "../push/SandboxRepo.ts"
 import { InboundHandlers } from "../services/hooksHttp.ts"
 import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
 import { Services } from "../services/Services.ts"
+import { LiveActivityLive } from "../activities/ActivityEntity.ts"
+import { LiveActivities } from "../activities/LiveActivities.ts"
+import { ActivitiesRepo } from "../activities/Repo.ts"
+import { ClusterLayer } from "../cluster/Cluster.ts"
+import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
+import { Interactions } from "../interactions/Interactions.ts"
+import { PromptLive } from "../interactions/PromptEntity.ts"
+import { InteractionsRepo } from "../interactions/Repo.ts"
+import { Transitions } from "../interactions/Transitions.ts"
+import { WebhooksHandlers } from "../webhooks/http.ts"
+import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
-  Layer.provide([ServicesHandlers, HistoryHandlers])
+  Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
-  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers])
+  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -63,9 +74,17 @@ const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(L
   Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer))
 )
 
+/** Prompts: the service, its entity on this process's cluster runtime, and reply webhooks. */
+const PromptsLayer = Interactions.layerNoDeps.pipe(
+  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive)),
+  Layer.provideMerge(Transitions.layer),
+  Layer.provideMerge(LiveActivities.layerNoDeps),
+  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepo.layer, ReplyWebhooks.layer, ClusterLayer))
+)
+
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
-  MessagingLayer,
+  PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
   Inbox.layer,
   Idempotency.layer,
   Billing.layer.pipe(Layer.provideMerge(RateLimiter.layer)),

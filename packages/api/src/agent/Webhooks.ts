@@ -1,0 +1,164 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Ok } from "../domain/Common.ts"
+import {
+  ReplyEventType,
+  ReplyWebhook,
+  ReplyWebhookCreated,
+  ReplyWebhookDelivery,
+  ReplyWebhookPreset
+} from "../domain/ReplyWebhooks.ts"
+import { NotFound, WebhookTargetRefused } from "../errors.ts"
+import { agentOperation } from "../Operation.ts"
+import { ReplyWebhookId } from "../Params.ts"
+import { AgentAuth } from "../Security.ts"
+
+/** RFC 9110 token characters; the names Herald sets itself (signature, content type) are refused. */
+const HeaderName = Schema.String.check(
+  Schema.isPattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/),
+  Schema.makeFilter((name: string) => !reservedHeaders.has(name.toLowerCase()), {
+    expected: "a header name other than webhook-id, webhook-timestamp, webhook-signature, content-type, " +
+      "content-length, host, user-agent, transfer-encoding and connection"
+  })
+)
+const reservedHeaders = new Set([
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "content-type",
+  "content-length",
+  "host",
+  "user-agent",
+  "transfer-encoding",
+  "connection"
+])
+/** Visible ASCII and spaces, no line breaks (no header injection). */
+const HeaderValue = Schema.String.check(Schema.isPattern(/^[\x20-\x7e]{1,1024}$/))
+
+const WebhookHeader = Schema.Struct({ name: HeaderName, value: HeaderValue })
+
+const Endpoint = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
+
+const webhookFields = {
+  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
+  url: Endpoint,
+  preset: ReplyWebhookPreset,
+  headers: Schema.Array(WebhookHeader).check(Schema.isMaxLength(10)),
+  events: Schema.Array(ReplyEventType).check(Schema.isMinLength(1), Schema.isMaxLength(3)),
+  enabled: Schema.Boolean,
+  isDefault: Schema.Boolean
+}
+
+/** Body of POST /webhooks. */
+export const CreateWebhookRequest = Schema.Struct({
+  name: webhookFields.name,
+  url: webhookFields.url,
+  preset: Schema.optionalKey(webhookFields.preset),
+  headers: Schema.optionalKey(webhookFields.headers),
+  events: Schema.optionalKey(webhookFields.events),
+  enabled: Schema.optionalKey(webhookFields.enabled),
+  isDefault: Schema.optionalKey(webhookFields.isDefault)
+}).annotate({ identifier: "CreateWebhookRequest" })
+export type CreateWebhookRequest = typeof CreateWebhookRequest.Type
+
+/** Body of PATCH /webhooks/{id}: the same fields, all optional; `headers` replaces the saved list. */
+export const UpdateWebhookRequest = Schema.Struct({
+  name: Schema.optionalKey(webhookFields.name),
+  url: Schema.optionalKey(webhookFields.url),
+  preset: Schema.optionalKey(webhookFields.preset),
+  headers: Schema.optionalKey(webhookFields.headers),
+  events: Schema.optionalKey(webhookFields.events),
+  enabled: Schema.optionalKey(webhookFields.enabled),
+  isDefault: Schema.optionalKey(webhookFields.isDefault)
+}).annotate({ identifier: "UpdateWebhookRequest" })
+export type UpdateWebhookRequest = typeof UpdateWebhookRequest.Type
+
+export class ReplyWebhookList extends Schema.Class<ReplyWebhookList>("ReplyWebhookList")({
+  items: Schema.Array(ReplyWebhook)
+}) {}
+
+/** GET /webhooks/{id}: the webhook and its recent deliveries (newest first, at most 50). */
+export class ReplyWebhookWithDeliveries extends ReplyWebhook.extend<ReplyWebhookWithDeliveries>("ReplyWebhookWithDeliveries")({
+  deliveries: Schema.Array(ReplyWebhookDelivery)
+}) {}
+
+const id = { id: ReplyWebhookId }
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks", { success: ReplyWebhookList }).pipe(agentOperation({
+      summary: "List reply webhooks",
+      description: "The account's saved reply webhooks, newest first. Signing secrets are never returned by reads; " +
+        "saved header values read as `[redacted]`.",
+      scopes: ["services:read"]
+    })),
+    HttpApiEndpoint.post("create", "/webhooks", {
+      payload: CreateWebhookRequest,
+      success: ReplyWebhookCreated.pipe(HttpApiSchema.status(201)),
+      error: WebhookTargetRefused
+    }).pipe(agentOperation({
+      summary: "Save a reply webhook",
+      description: "Saves an HTTPS endpoint that receives signed prompt outcomes (`interaction.answered`, " +
+        "`interaction.expired`, `interaction.canceled`; default all three) in the `preset` shape (`generic` default, " +
+        "`assistant`, `chat`) with up to 10 custom headers. The `signingSecret` (`whsec_…`) is returned here and on " +
+        "rotation only. Events are signed the Standard Webhooks way: `webhook-id` (the delivery id, the same on every " +
+        "retry), `webhook-timestamp` (Unix seconds), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of " +
+        "`id.timestamp.body` keyed by the base64 part of the secret). Deliveries retry after 5 s, 5 min, 30 min, 2 h, " +
+        "5 h, 10 h and 10 h (±10 % jitter; eight attempts, then `failed`); 410 Gone fails at once and disables the " +
+        "webhook. `isDefault: true` makes it the account default (clearing the flag on the account's other webhook). " +
+        "The URL must be `https://` and must not resolve to a loopback, private, link-local or metadata address: " +
+        "otherwise 400 `WEBHOOK_TARGET_REFUSED` (checked again on every attempt and redirect).",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.get("get", "/webhooks/:id", {
+      params: id,
+      success: ReplyWebhookWithDeliveries,
+      error: NotFound
+    }).pipe(agentOperation({
+      summary: "Read a reply webhook and its recent deliveries",
+      description: "The webhook (header values redacted) and its 50 most recent deliveries with their attempt logs.",
+      scopes: ["services:read"]
+    })),
+    HttpApiEndpoint.patch("update", "/webhooks/:id", {
+      params: id,
+      payload: UpdateWebhookRequest,
+      success: ReplyWebhook,
+      error: [NotFound, WebhookTargetRefused]
+    }).pipe(agentOperation({
+      summary: "Update a reply webhook",
+      description: "Changes the given fields; `headers` replaces the saved list. Disabling (`enabled: false`) cancels " +
+        "the webhook's pending deliveries (`canceled`).",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.delete("remove", "/webhooks/:id", { params: id, success: Ok, error: NotFound }).pipe(
+      agentOperation({
+        summary: "Delete a reply webhook",
+        description: "Deletes the webhook; its pending deliveries are canceled and services naming it as " +
+          "`defaultReplyWebhookId` fall back to none.",
+        scopes: ["services:write"]
+      })
+    ),
+    HttpApiEndpoint.post("test", "/webhooks/:id/test", {
+      params: id,
+      success: ReplyWebhookDelivery,
+      error: NotFound
+    }).pipe(agentOperation({
+      summary: "Send a signed sample event",
+      description: "Sends one signed sample `interaction.answered` event (a made-up approved prompt) to the saved " +
+        "endpoint with its headers and preset, once, during the request, and answers the delivery record with its " +
+        "single attempt. Sample deliveries are not retried.",
+      scopes: ["services:write"]
+    })),
+    HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret", {
+      params: id,
+      success: ReplyWebhookCreated,
+      error: NotFound
+    }).pipe(agentOperation({
+      summary: "Rotate the signing secret",
+      description: "Replaces the signing secret and returns the new one once. Deliveries made from now on, " +
+        "retries of earlier ones included, are signed with the new secret.",
+      scopes: ["services:write"]
+    }))
+  )
+  .middleware(AgentAuth)
+{}

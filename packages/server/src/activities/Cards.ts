@@ -1,0 +1,65 @@
+/**
+ * The push messages of live activities: APNs `liveactivity` pushes (`event`
+ * start/update/end with `content-state`) and, for Android, FCM data messages
+ * carrying the same state for the app to draw its own card.
+ */
+import type { Interaction } from "@herald/api"
+import type { PushMessage } from "../push/PushMessage.ts"
+
+/** The ActivityKit attributes type the iOS app declares. */
+const ATTRIBUTES_TYPE = "HeraldActivityAttributes"
+
+export type CardEvent = "start" | "update" | "end"
+
+export const liveActivityMessage = (options: {
+  readonly activityId: string
+  readonly event: CardEvent
+  readonly state: Readonly<Record<string, unknown>>
+  readonly priority: 5 | 10
+  readonly timestampSeconds: number
+  /** The card's title in the start alert. */
+  readonly alert?: { readonly title: string; readonly body: string }
+  /** When an ended card leaves the lock screen (unix seconds). */
+  readonly dismissalDate?: number
+  readonly staleDate?: number
+}): PushMessage => ({
+  pushType: "liveactivity",
+  priority: options.priority,
+  topicSuffix: ".push-type.liveactivity",
+  apns: {
+    aps: {
+      timestamp: options.timestampSeconds,
+      event: options.event,
+      "content-state": options.state,
+      ...(options.event === "start"
+        ? { "attributes-type": ATTRIBUTES_TYPE, attributes: { activityId: options.activityId } }
+        : {}),
+      ...(options.alert !== undefined ? { alert: options.alert } : {}),
+      ...(options.staleDate !== undefined ? { "stale-date": options.staleDate } : {}),
+      ...(options.dismissalDate !== undefined ? { "dismissal-date": options.dismissalDate } : {})
+    }
+  },
+  fcm: {
+    data: {
+      type: "live_activity",
+      activityId: options.activityId,
+      event: options.event,
+      state: JSON.stringify(options.state),
+      timestamp: String(options.timestampSeconds)
+    },
+    android: { priority: options.priority === 10 ? "high" : "normal", collapseKey: options.activityId }
+  }
+})
+
+/** The props of a prompt's interactive card: what the lock screen shows and the buttons' meaning. */
+export const promptCardState = (interaction: Pick<Interaction, "id" | "kind" | "title" | "prompt" | "actionDigest" | "primaryLabel" | "secondaryLabel" | "status">) => ({
+  title: interaction.title,
+  detail: interaction.prompt,
+  status: interaction.status,
+  layout: "standard",
+  interactionId: interaction.id,
+  kind: interaction.kind,
+  actionDigest: interaction.actionDigest,
+  primaryLabel: interaction.primaryLabel ?? (interaction.kind === "approval" ? "Approve" : interaction.kind === "yes_no" ? "Yes" : "Reply"),
+  secondaryLabel: interaction.secondaryLabel ?? (interaction.kind === "approval" ? "Deny" : interaction.kind === "yes_no" ? "No" : null)
+})

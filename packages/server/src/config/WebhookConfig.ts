@@ -1,0 +1,37 @@
+/**
+ * How reply-webhook deliveries go out: the SSRF switch, the retry schedule
+ * (Svix's, shrinkable for tests by `HERALD_RETRY_TIME_SCALE`), and the worker.
+ */
+import { Config, Context, Duration, Layer } from "effect"
+
+/** decisions.md: after the first attempt, retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const
+
+export interface WebhookConfigShape {
+  /** `HERALD_ALLOW_PRIVATE_NETWORK_TARGETS=1`: loopback and private addresses allowed (tests, local development). */
+  readonly allowPrivateNetwork: boolean
+  /** Multiplies every retry delay (default 1). */
+  readonly retryTimeScale: number
+  /** One attempt's bound (decisions.md: 10 s). */
+  readonly attemptTimeout: Duration.Duration
+  /** Deliveries in flight at once per node. */
+  readonly concurrency: number
+  /** How often a node looks for due deliveries it was not woken for (retries, other nodes' rows). */
+  readonly pollInterval: Duration.Duration
+}
+
+export const webhookConfig: Config.Config<WebhookConfigShape> = Config.all({
+  allowPrivateNetwork: Config.Boolean("HERALD_ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
+  retryTimeScale: Config.Number("HERALD_RETRY_TIME_SCALE").pipe(Config.withDefault(1)),
+  concurrency: Config.Int("HERALD_WEBHOOK_CONCURRENCY").pipe(Config.withDefault(32))
+}).pipe(Config.map((c) => ({
+  allowPrivateNetwork: c.allowPrivateNetwork,
+  retryTimeScale: c.retryTimeScale > 0 ? c.retryTimeScale : 1,
+  attemptTimeout: Duration.seconds(10),
+  concurrency: Math.max(1, c.concurrency),
+  pollInterval: Duration.millis(500)
+})))
+
+export class WebhookConfig extends Context.Service<WebhookConfig, WebhookConfigShape>()("herald/WebhookConfig") {
+  static readonly layer = Layer.effect(WebhookConfig, webhookConfig)
+}

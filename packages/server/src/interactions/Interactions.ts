@@ -1,0 +1,259 @@
+/**
+ * The prompts capability's rules. Creating a prompt commits it with its inbox
+ * copy, feed entry and device pushes in one statement, schedules its durable
+ * expiry on its entity, then sends the pushes and answers how many providers
+ * accepted. Everything that changes a prompt afterwards — an answer, a cancel,
+ * the deadline — goes through that entity, which also wakes the waiters.
+ */
+import { InteractionCreated, InteractionNotPending, InteractiveLiveActivityUnsupported, NotFound } from "@herald/api"
+import type {
+  AgentPrincipal,
+  AnswerRequest,
+  AnswerMismatch,
+  CreateInteractionRequest,
+  InboxInteraction,
+  Interaction,
+  ActivityCapacityExceeded
+} from "@herald/api"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { LiveActivities } from "../activities/LiveActivities.ts"
+import { Credentials } from "../auth/Credentials.ts"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
+import { canonicalSha256 } from "../lib/Canonical.ts"
+import { makeId } from "../lib/Ids.ts"
+import { alertMessage } from "../push/Alerts.ts"
+import { Outbox } from "../push/Outbox.ts"
+import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
+import { ExpireAt, Prompt } from "./PromptEntity.ts"
+import { InteractionsRepo } from "./Repo.ts"
+import type { NewInteraction } from "./Repo.ts"
+
+const notFound = new NotFound({ error: "Prompt not found." })
+/** decisions.md: default and bounds of `expiresInSeconds`. */
+const DEFAULT_EXPIRY_SECONDS = 3600
+const DEFAULT_WAIT_SECONDS = 30
+const PENDING_LIST_LIMIT = 200
+
+/** The notification category the phone app registers for each kind's buttons. */
+const categoryOf = (kind: Interaction["kind"]) =>
+  kind === "approval" ? "HERALD_APPROVAL" : kind === "yes_no" ? "HERALD_YES_NO" : "HERALD_REPLY"
+
+const createdMessage = (accepted: number, devices: number, queued: number): string => {
+  if (devices === 0) return "Saved to the inbox; the account has no active devices. The prompt is pending."
+  const parts = [`Pending. Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
+  if (queued > 0) parts.push(`${queued} queued for retry.`)
+  parts.push("Use GET /interactions/{id}/wait for the answer.")
+  return parts.join(" ")
+}
+
+export class Interactions extends Context.Service<Interactions, {
+  readonly create: (
+    agent: AgentPrincipal,
+    input: CreateInteractionRequest
+  ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded>
+  readonly pending: (userId: string) => Effect.Effect<ReadonlyArray<InboxInteraction>>
+  readonly get: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound>
+  readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound>
+  readonly cancel: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound | InteractionNotPending>
+  readonly answer: (userId: string, id: string, input: AnswerRequest) => Effect.Effect<Interaction, NotFound | InteractionNotPending | AnswerMismatch>
+}>()("herald/Interactions") {
+  static readonly layerNoDeps = Layer.effect(Interactions, Effect.gen(function*() {
+    const repo = yield* InteractionsRepo
+    const outbox = yield* Outbox
+    const inbox = yield* InboxWrites
+    const feed = yield* ActivityFeed
+    const credentials = yield* Credentials
+    const webhooks = yield* ReplyWebhooks
+    const prompt = yield* Prompt.client
+    const activities = yield* LiveActivities
+    const sql = yield* SqlClient.SqlClient
+
+    const scheduleExpiry = (id: string, expiresAt: string) =>
+      prompt(id).Expire(new ExpireAt({ expiresAtMillis: Date.parse(expiresAt) }), { discard: true }).pipe(Effect.orDie)
+
+    /** presentation `live_activity`: the card is queued per device and sent by its entity; nothing is accepted yet. */
+    const createCard = (agent: AgentPrincipal, row: NewInteraction & { readonly liveActivityId: string }, deviceIds: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const filed = yield* filingStatements(row)
+        const { interaction, queued } = yield* sql.withTransaction(Effect.gen(function*() {
+          const interaction = yield* repo.insert(row, filed)
+          const queued = yield* activities.startPromptCard(row.liveActivityId, interaction, agent, deviceIds)
+          return { interaction, queued }
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* Effect.all([scheduleExpiry(row.id, row.expiresAt), activities.flush(row.liveActivityId)]).pipe(Effect.uninterruptible)
+        return new InteractionCreated({
+          interaction,
+          accepted: 0,
+          liveActivityId: row.liveActivityId,
+          queued,
+          message: `Pending. The interactive card is queued for ${queued} device${queued === 1 ? "" : "s"}; ` +
+            "read the prompt later for provider acceptance. Use GET /interactions/{id}/wait for the answer."
+        }, { disableChecks: true })
+      })
+
+    /** The prompt's inbox copy and activity-feed entry, written with it. */
+    const filingStatements = (row: NewInteraction) =>
+      Effect.all([
+        inbox.insertStatement([{
+          userId: row.userId,
+          origin: "interaction",
+          itemId: row.id,
+          projectId: row.projectId,
+          sourceName: row.sourceName,
+          title: row.title,
+          body: row.prompt,
+          url: row.url,
+          createdAt: row.createdAt
+        }]),
+        feed.recordStatement([{
+          userId: row.userId,
+          kind: "response",
+          refId: row.id,
+          sourceName: row.sourceName,
+          title: row.title,
+          detail: previewOf(row.prompt, "text"),
+          url: row.url,
+          result: null,
+          createdAt: row.createdAt
+        }])
+      ])
+
+    const create = Effect.fn("Interactions.create")(function*(agent: AgentPrincipal, input: CreateInteractionRequest) {
+      const webhookId = input.webhookId ?? null
+      if (webhookId !== null && !(yield* webhooks.exists(agent.userId, webhookId))) {
+        return yield* new NotFound({ error: "Reply webhook not found." })
+      }
+      const presentation = input.presentation ?? "notification"
+      const devices = yield* repo.devices(agent.userId)
+      const cardDevices = devices.filter((d) => d.interactive).map((d) => d.id)
+      if (presentation === "live_activity" && cardDevices.length === 0) {
+        return yield* new InteractiveLiveActivityUnsupported({
+          error: "No active device of the account can show an interactive live activity (interactiveLiveActivitiesCapable)."
+        })
+      }
+      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const id = yield* makeId("int")
+      const now = yield* Clock.currentTimeMillis
+      const createdAt = new Date(now).toISOString()
+      const expiresAt = new Date(now + (input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS) * 1000).toISOString()
+      const choices = input.choices ?? []
+      const row: NewInteraction = {
+        id,
+        userId: agent.userId,
+        tokenId: agent.tokenId,
+        sourceName,
+        webhookId,
+        kind: input.kind,
+        presentation,
+        title: input.title,
+        prompt: input.prompt,
+        choices,
+        imageUrl: input.imageUrl ?? null,
+        url: input.url ?? null,
+        primaryLabel: input.primaryLabel ?? null,
+        secondaryLabel: input.secondaryLabel ?? null,
+        projectId: input.projectId ?? null,
+        actionDigest: canonicalSha256({ kind: input.kind, title: input.title, prompt: input.prompt, choices }),
+        liveActivityId: presentation === "live_activity" ? yield* makeId("act") : null,
+        expiresAt,
+        createdAt
+      }
+      if (row.liveActivityId !== null) return yield* createCard(agent, { ...row, liveActivityId: row.liveActivityId }, cardDevices)
+      const message = alertMessage({
+        ref: `interaction:${id}`,
+        collapseId: id,
+        title: input.title,
+        body: previewOf(input.prompt, "text"),
+        url: row.url,
+        imageUrl: row.imageUrl,
+        threadId: row.projectId,
+        category: categoryOf(input.kind),
+        data: { interactionId: id, kind: input.kind, actionDigest: row.actionDigest }
+      })
+      const pushes = devices.map((d) => ({
+        userId: d.userId,
+        deviceId: d.id,
+        origin: "interaction" as const,
+        itemId: id,
+        purpose: "alert" as const,
+        message
+      }))
+      const receipts = yield* outbox.enqueueStatement(pushes, { sendNow: true })
+      const filed = yield* filingStatements(row)
+      // From the write on, the request runs to its end even if the caller goes
+      // away: the expiry timer must exist and the pushes go out now.
+      const { interaction, summary } = yield* Effect.gen(function*() {
+        const interaction = yield* repo.insert(row, [...filed, ...(pushes.length > 0 ? [receipts.statement] : [])])
+        yield* scheduleExpiry(id, expiresAt)
+        const summary = yield* outbox.sendNow(receipts.ids)
+        return { interaction, summary }
+      }).pipe(Effect.uninterruptible)
+      return new InteractionCreated({
+        interaction: { ...interaction, accepted: summary.accepted },
+        accepted: summary.accepted,
+        queued: summary.queued,
+        message: createdMessage(summary.accepted, devices.length, summary.queued)
+      }, { disableChecks: true })
+    })
+
+    const get = (tokenId: string, id: string) =>
+      Effect.flatMap(repo.findForToken(id, tokenId), (found) => found === undefined ? notFound : Effect.succeed(found))
+
+    const wait = Effect.fn("Interactions.wait")(function*(tokenId: string, id: string, timeoutSeconds: number | undefined) {
+      const found = yield* get(tokenId, id)
+      if (found.status !== "pending") return found
+      // Parked on the prompt's entity: no connection is held while waiting.
+      yield* prompt(id).Wait({ timeoutMillis: Duration.toMillis(Duration.seconds(timeoutSeconds ?? DEFAULT_WAIT_SECONDS)) }).pipe(
+        Effect.orDie
+      )
+      return yield* get(tokenId, id)
+    })
+
+    const cancel = Effect.fn("Interactions.cancel")(function*(tokenId: string, id: string) {
+      if (!(yield* repo.ownedByToken(id, tokenId))) return yield* notFound
+      return yield* prompt(id).Cancel().pipe(Effect.catchTags({
+        MailboxFull: Effect.die,
+        AlreadyProcessingMessage: Effect.die,
+        PersistenceError: Effect.die,
+        EntityNotAssignedToRunner: Effect.die
+      }))
+    })
+
+    const answer = Effect.fn("Interactions.answer")(function*(userId: string, id: string, input: AnswerRequest) {
+      if (!(yield* repo.ownedByUser(id, userId))) return yield* notFound
+      const deviceId = input.deviceId ?? null
+      if (deviceId !== null && !(yield* repo.ownsDevice(userId, deviceId))) {
+        return yield* new NotFound({ error: "Device not found." })
+      }
+      return yield* prompt(id).Answer({ status: input.status, response: input.response ?? null, userId, deviceId }).pipe(
+        Effect.catchTags({
+          MailboxFull: Effect.die,
+          AlreadyProcessingMessage: Effect.die,
+          PersistenceError: Effect.die,
+          EntityNotAssignedToRunner: Effect.die
+        })
+      )
+    })
+
+    // Expiry timers for prompts whose creation was cut short between the
+    // commit and the timer (a crash): re-sent at start, deduplicated by the
+    // timer's primary key, so every pending prompt has exactly one.
+    yield* Effect.forkScoped(
+      Effect.flatMap(repo.pendingDeadlines, (rows) =>
+        Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not reschedule prompt expiry timers", cause))
+      )
+    )
+
+    return Interactions.of({
+      create,
+      pending: (userId) => repo.pending(userId, PENDING_LIST_LIMIT),
+      get,
+      wait,
+      cancel,
+      answer
+    })
+  }))
+}

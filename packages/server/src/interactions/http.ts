@@ -1,0 +1,47 @@
+/** Agent and Person API handlers of prompts. */
+import {
+  AgentApi,
+  AppApi,
+  CurrentAgent,
+  CurrentPerson,
+  InboxInteractionList,
+  InteractionCreated,
+  InteractionReplay
+} from "@herald/api"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Interactions } from "./Interactions.ts"
+
+const list = (items: ReadonlyArray<InboxInteractionList["items"][number]>) =>
+  new InboxInteractionList({ items }, { disableChecks: true })
+
+export const InteractionsHandlers = HttpApiBuilder.group(AgentApi, "interactions", Effect.fn(function*(handlers) {
+  const interactions = yield* Interactions
+  const idempotency = yield* Idempotency
+  return handlers
+    .handle("list", () => Effect.flatMap(CurrentAgent, (agent) => Effect.map(interactions.pending(agent.userId), list)))
+    .handle("create", ({ headers, payload }) =>
+      Effect.flatMap(CurrentAgent, (agent) => {
+        const create = interactions.create(agent, payload)
+        const key = headers["idempotency-key"]
+        if (key === undefined) return create
+        return idempotency.run({ userId: agent.userId, route: "POST /interactions", key, body: payload }, InteractionCreated, create).pipe(
+          Effect.map(({ replayed, value }) =>
+            replayed ? new InteractionReplay({ ...value, idempotent: true }, { disableChecks: true }) : value
+          )
+        )
+      }))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => interactions.get(agent.tokenId, params.id)))
+    .handle("wait", ({ params, query }) =>
+      Effect.flatMap(CurrentAgent, (agent) => interactions.wait(agent.tokenId, params.id, query.timeout)))
+    .handle("cancel", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => interactions.cancel(agent.tokenId, params.id)))
+}))
+
+export const PersonInteractionsHandlers = HttpApiBuilder.group(AppApi, "interactions", Effect.fn(function*(handlers) {
+  const interactions = yield* Interactions
+  return handlers
+    .handle("list", () => Effect.flatMap(CurrentPerson, (person) => Effect.map(interactions.pending(person.userId), list)))
+    .handle("answer", ({ params, payload }) =>
+      Effect.flatMap(CurrentPerson, (person) => interactions.answer(person.userId, params.id, payload)))
+}))

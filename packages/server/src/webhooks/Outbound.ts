@@ -1,0 +1,189 @@
+/**
+ * POSTs to user-supplied URLs under the SSRF rules: HTTPS only (plain HTTP
+ * only to loopback, and only with `HERALD_ALLOW_PRIVATE_NETWORK_TARGETS`);
+ * the host is resolved and every address checked — link-local, metadata,
+ * multicast and unspecified addresses always refused, loopback and private
+ * ranges refused unless the operator allows them; the connection goes to
+ * the vetted address itself (no second lookup an attacker could rebind);
+ * redirects are followed only for 307/308 on the same host, each hop vetted
+ * again. Nothing here throws: every outcome is a value the caller records.
+ */
+import { Duration, Effect } from "effect"
+import * as dns from "node:dns"
+import * as http from "node:http"
+import * as https from "node:https"
+import * as net from "node:net"
+
+export interface OutboundPolicy {
+  readonly allowPrivateNetwork: boolean
+  /** The whole attempt, redirects included (decisions.md: 10 s). */
+  readonly timeout: Duration.Duration
+  readonly maxRedirects: number
+}
+
+export type OutboundResult =
+  | { readonly _tag: "Answered"; readonly status: number; readonly latencyMs: number }
+  /** The target breaks the rules: nothing was sent to it. */
+  | { readonly _tag: "Refused"; readonly reason: string; readonly latencyMs: number }
+  /** No usable answer: network error, timeout, or a redirect Herald does not follow. */
+  | { readonly _tag: "Failed"; readonly reason: string; readonly latencyMs: number }
+
+const MAX_URL_LENGTH = 2048
+const MAX_RESPONSE_BYTES = 64 * 1024
+
+const blockList = (v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArray<readonly [string, number]>) => {
+  const list = new net.BlockList()
+  for (const [address, prefix] of v4) list.addSubnet(address, prefix, "ipv4")
+  for (const [address, prefix] of v6) list.addSubnet(address, prefix, "ipv6")
+  return list
+}
+
+/** Never a webhook target: unspecified, link-local (cloud metadata), multicast, reserved, known metadata hosts. */
+const alwaysRefused = blockList(
+  [["0.0.0.0", 8], ["169.254.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4], ["100.100.100.200", 32], ["192.0.0.0", 24]],
+  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128]]
+)
+
+/** Loopback and private networks: refused unless the operator allows them. */
+const privateNetworks = blockList(
+  [["127.0.0.0", 8], ["10.0.0.0", 8], ["172.16.0.0", 12], ["192.168.0.0", 16], ["100.64.0.0", 10]],
+  [["::1", 128], ["fc00::", 7]]
+)
+const loopback = blockList([["127.0.0.0", 8]], [["::1", 128]])
+
+interface Address {
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+/** An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is judged as the IPv4 address it carries. */
+const normalize = ({ address, family }: Address): Address => {
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+    if (mapped !== null) return { address: mapped[1]!, family: 4 }
+  }
+  return { address, family }
+}
+
+const matches = (list: net.BlockList, a: Address) => list.check(a.address, a.family === 4 ? "ipv4" : "ipv6")
+
+const resolve = (host: string): Effect.Effect<ReadonlyArray<Address>, string> => {
+  const literal = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
+  const family = net.isIP(literal)
+  if (family !== 0) return Effect.succeed([{ address: literal, family: family as 4 | 6 }])
+  return Effect.tryPromise({
+    try: () => dns.promises.lookup(literal, { all: true, verbatim: true }),
+    catch: () => `the host ${literal} does not resolve`
+  }).pipe(Effect.map((all) => all.map((a) => ({ address: a.address, family: a.family as 4 | 6 }))))
+}
+
+/** A URL that passed the rules, with the address to connect to. */
+interface Vetted {
+  readonly url: URL
+  readonly address: Address
+}
+
+/** Checks a URL against the rules and resolves it; fails with the reason it is refused. */
+const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string> =>
+  Effect.gen(function*() {
+    if (raw.length > MAX_URL_LENGTH) return yield* Effect.fail(`the URL is longer than ${MAX_URL_LENGTH} characters`)
+    if (!URL.canParse(raw)) return yield* Effect.fail("the URL is not an absolute URL")
+    const url = new URL(raw)
+    if (url.protocol !== "https:" && url.protocol !== "http:") return yield* Effect.fail("only https:// URLs are allowed")
+    if (url.username !== "" || url.password !== "") return yield* Effect.fail("credentials in the URL are not allowed")
+    const addresses = (yield* resolve(url.hostname)).map(normalize)
+    if (addresses.length === 0) return yield* Effect.fail(`the host ${url.hostname} does not resolve`)
+    const forbidden = addresses.find((a) => matches(alwaysRefused, a))
+    if (forbidden !== undefined) {
+      return yield* Effect.fail(`${forbidden.address} is a link-local, metadata or reserved address`)
+    }
+    const internal = addresses.find((a) => matches(privateNetworks, a))
+    if (internal !== undefined && !policy.allowPrivateNetwork) {
+      return yield* Effect.fail(`${url.hostname} resolves to the private or loopback address ${internal.address}`)
+    }
+    if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
+      return yield* Effect.fail("only https:// URLs are allowed (plain http only to loopback, in local development)")
+    }
+    return { url, address: addresses[0]! }
+  })
+
+/** Refuses a URL at save time with the reason, or accepts it. */
+export const checkUrl = (policy: OutboundPolicy, url: string): Effect.Effect<void, string> => Effect.asVoid(vet(policy, url))
+
+interface Answer {
+  readonly status: number
+  readonly location: string | undefined
+}
+
+/** One request to the vetted address; the body of the answer is read (bounded) and dropped. */
+const request = (target: Vetted, headers: Record<string, string>, body: string) =>
+  Effect.callback<Answer, string>((resume, signal) => {
+    const { address, family } = target.address
+    const pinned: net.LookupFunction = (_host, options, callback) => {
+      if (options.all === true) (callback as (e: null, a: ReadonlyArray<dns.LookupAddress>) => void)(null, [{ address, family }])
+      else callback(null, address, family)
+    }
+    const module = target.url.protocol === "https:" ? https : http
+    const req = module.request(target.url, {
+      method: "POST",
+      headers: { "user-agent": "Herald-Webhooks/1.0", "content-type": "application/json", ...headers, "content-length": Buffer.byteLength(body) },
+      lookup: pinned,
+      signal
+    }, (res) => {
+      let read = 0
+      res.on("data", (chunk: Buffer) => {
+        read += chunk.length
+        if (read > MAX_RESPONSE_BYTES) res.destroy()
+      })
+      const done = () => resume(Effect.succeed({ status: res.statusCode ?? 0, location: res.headers.location }))
+      res.on("end", done)
+      res.on("close", done)
+      res.on("error", done)
+    })
+    req.on("error", (error) => resume(Effect.fail(error.message)))
+    req.end(body)
+  })
+
+const sameHost = (from: URL, to: URL) =>
+  from.hostname === to.hostname && from.port === to.port && !(from.protocol === "https:" && to.protocol === "http:")
+
+export const post = (
+  policy: OutboundPolicy,
+  message: { readonly url: string; readonly headers: Record<string, string>; readonly body: string }
+): Effect.Effect<OutboundResult> => {
+  const started = performance.now()
+  const elapsed = () => performance.now() - started
+  const attempt = Effect.gen(function*() {
+    let url = message.url
+    for (let hop = 0; ; hop++) {
+      const vetted = yield* Effect.result(vet(policy, url))
+      if (vetted._tag === "Failure") return { _tag: "Refused", reason: vetted.failure, latencyMs: elapsed() } as const
+      const answer = yield* Effect.result(request(vetted.success, message.headers, message.body))
+      if (answer._tag === "Failure") return { _tag: "Failed", reason: answer.failure, latencyMs: elapsed() } as const
+      const { location, status } = answer.success
+      if (status < 300 || status >= 400) return { _tag: "Answered", status, latencyMs: elapsed() } as const
+      if ((status !== 307 && status !== 308) || location === undefined) {
+        return { _tag: "Failed", reason: `redirect not followed (HTTP ${status})`, latencyMs: elapsed() } as const
+      }
+      const next = URL.canParse(location, vetted.success.url.href) ? new URL(location, vetted.success.url) : undefined
+      if (next === undefined || !sameHost(vetted.success.url, next)) {
+        // A redirect off the host is refused when the new host is forbidden, else just not followed.
+        if (next !== undefined) {
+          const judged = yield* Effect.result(vet(policy, next.toString()))
+          if (judged._tag === "Failure") return { _tag: "Refused", reason: `redirect refused: ${judged.failure}`, latencyMs: elapsed() } as const
+        }
+        return { _tag: "Failed", reason: `redirect to another host refused (HTTP ${status})`, latencyMs: elapsed() } as const
+      }
+      if (hop >= policy.maxRedirects) return { _tag: "Failed", reason: "too many redirects", latencyMs: elapsed() } as const
+      url = next.toString()
+    }
+  })
+  return attempt.pipe(
+    Effect.timeoutOption(policy.timeout),
+    Effect.map((result) =>
+      result._tag === "Some"
+        ? result.value
+        : { _tag: "Failed", reason: `timed out after ${Duration.toMillis(policy.timeout)} ms`, latencyMs: elapsed() } as const
+    )
+  )
+}

@@ -1,0 +1,146 @@
+/**
+ * The reply-webhook capability's rules: saved signed destinations for prompt
+ * outcomes. URLs are checked against the SSRF rules when saved (and again on
+ * every attempt); the signing secret is shown on creation and rotation only.
+ */
+import {
+  Interaction,
+  NotFound,
+  ReplyWebhookCreated,
+  ReplyWebhookList,
+  ReplyWebhookWithDeliveries,
+  WebhookTargetRefused
+} from "@herald/api"
+import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
+import { Clock, Context, Effect, Layer } from "effect"
+import { createHash } from "node:crypto"
+import { WebhookConfig } from "../config/WebhookConfig.ts"
+import { makeId } from "../lib/Ids.ts"
+import { Deliveries } from "./Deliveries.ts"
+import { checkUrl } from "./Outbound.ts"
+import { eventPayload } from "./Payloads.ts"
+import { WebhooksRepo } from "./Repo.ts"
+import { generateSigningSecret } from "./Signing.ts"
+
+const notFound = new NotFound({ error: "Reply webhook not found." })
+const RECENT_DELIVERIES = 50
+
+/** The made-up prompt of a sample event: an approved deploy. */
+const sampleInteraction = (now: string) => {
+  const fields = { kind: "approval" as const, title: "Deploy to production?", prompt: "This is a sample event from Herald.", choices: [] }
+  return new Interaction({
+    id: "int_sample",
+    ...fields,
+    presentation: "notification",
+    status: "approved",
+    response: null,
+    imageUrl: null,
+    url: null,
+    actionDigest: createHash("sha256").update(JSON.stringify(fields)).digest("hex"),
+    primaryLabel: null,
+    secondaryLabel: null,
+    accepted: 1,
+    respondingDeviceId: null,
+    respondingUserId: null,
+    expiresAt: now,
+    createdAt: now,
+    respondedAt: now,
+    canceledAt: null
+  }, { disableChecks: true })
+}
+
+export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
+  readonly list: (userId: string) => Effect.Effect<ReplyWebhookList>
+  readonly create: (userId: string, input: CreateWebhookRequest) => Effect.Effect<ReplyWebhookCreated, WebhookTargetRefused>
+  readonly get: (userId: string, id: string) => Effect.Effect<ReplyWebhookWithDeliveries, NotFound>
+  readonly update: (userId: string, id: string, input: UpdateWebhookRequest) => Effect.Effect<ReplyWebhook, NotFound | WebhookTargetRefused>
+  readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
+  readonly rotateSecret: (userId: string, id: string) => Effect.Effect<ReplyWebhookCreated, NotFound>
+  readonly test: (userId: string, id: string) => Effect.Effect<ReplyWebhookDelivery, NotFound>
+  /** Whether the account has this webhook (a prompt's `webhookId`, a service's default). */
+  readonly exists: (userId: string, id: string) => Effect.Effect<boolean>
+}>()("herald/ReplyWebhooks") {
+  static readonly layerNoDeps = Layer.effect(ReplyWebhooks, Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const deliveries = yield* Deliveries
+    const config = yield* WebhookConfig
+    const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
+
+    const allowed = (url: string) =>
+      checkUrl(policy, url).pipe(Effect.mapError((reason) => new WebhookTargetRefused({ error: `The URL is refused: ${reason}.` })))
+
+    const create = Effect.fn("ReplyWebhooks.create")(function*(userId: string, input: CreateWebhookRequest) {
+      yield* allowed(input.url)
+      const signingSecret = generateSigningSecret()
+      const webhook = yield* repo.create({
+        id: yield* makeId("whk"),
+        userId,
+        signingSecret,
+        name: input.name,
+        url: input.url,
+        preset: input.preset ?? "generic",
+        headers: input.headers ?? [],
+        events: input.events ?? ["interaction.answered", "interaction.expired", "interaction.canceled"],
+        enabled: input.enabled ?? true,
+        isDefault: input.isDefault ?? false
+      })
+      return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
+    })
+
+    const get = Effect.fn("ReplyWebhooks.get")(function*(userId: string, id: string) {
+      const webhook = yield* repo.find(userId, id)
+      if (webhook === undefined) return yield* notFound
+      const recent = yield* repo.recentDeliveries(id, RECENT_DELIVERIES)
+      return new ReplyWebhookWithDeliveries({ ...webhook, deliveries: recent }, { disableChecks: true })
+    })
+
+    const update = Effect.fn("ReplyWebhooks.update")(function*(userId: string, id: string, input: UpdateWebhookRequest) {
+      if (input.url !== undefined) yield* allowed(input.url)
+      const webhook = yield* repo.update(userId, id, input)
+      if (webhook === undefined) return yield* notFound
+      return webhook
+    })
+
+    const remove = Effect.fn("ReplyWebhooks.remove")(function*(userId: string, id: string) {
+      if (!(yield* repo.remove(userId, id))) return yield* notFound
+    })
+
+    const rotateSecret = Effect.fn("ReplyWebhooks.rotateSecret")(function*(userId: string, id: string) {
+      const signingSecret = generateSigningSecret()
+      const webhook = yield* repo.rotateSecret(userId, id, signingSecret)
+      if (webhook === undefined) return yield* notFound
+      return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
+    })
+
+    const test = Effect.fn("ReplyWebhooks.test")(function*(userId: string, id: string) {
+      const webhook = yield* repo.find(userId, id)
+      if (webhook === undefined) return yield* notFound
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const deliveryId = yield* makeId("whd")
+      yield* repo.insertDeliveries([{
+        id: deliveryId,
+        userId,
+        webhookId: id,
+        interactionId: null,
+        type: "interaction.answered",
+        payload: eventPayload(webhook.preset, "interaction.answered", sampleInteraction(now), now),
+        nextAttemptAt: null
+      }])
+      yield* deliveries.sendNow(deliveryId)
+      return (yield* repo.findDelivery(deliveryId))!
+    })
+
+    return ReplyWebhooks.of({
+      list: (userId) => Effect.map(repo.list(userId), (items) => new ReplyWebhookList({ items }, { disableChecks: true })),
+      create,
+      get,
+      update,
+      remove,
+      rotateSecret,
+      test,
+      exists: repo.exists
+    })
+  }))
+
+  static readonly layer = ReplyWebhooks.layerNoDeps.pipe(Layer.provideMerge(Deliveries.layer))
+}

@@ -9,7 +9,11 @@
  *    ≥ 1,500 notifications/s with p99 < 50 ms, and every accepted
  *    notification's pushes at the sandbox within 2 s (lag p50/p99 printed).
  *
- * `BENCH_ONLY=auth` or `BENCH_ONLY=notifications` runs one part.
+ * 3. Prompts (scripts/bench/prompts.ts): create → answer → wait round trip
+ *    (target p99 < 50 ms idle) and 2,000 concurrent waiters held then released
+ *    (target: each within 2 s of its answer), with server memory per waiter.
+ *
+ * `BENCH_ONLY=auth`, `BENCH_ONLY=notifications` or `BENCH_ONLY=prompts` runs one part.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -20,6 +24,7 @@ import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as net from "node:net"
 import * as path from "node:path"
+import { benchPrompts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const node = process.execPath
@@ -223,6 +228,10 @@ const main = async () => {
     if (reasons !== "") console.log(`not accepted: ${reasons.split("\n").join(", ")}`)
     console.log(`target: ≥ 1500 notifications/s (${sendResult.requestsPerSecond.toFixed(0)}), p99 < 50 ms (${sendResult.p99}), every push within 2 s (${late} late)`)
     results.push(sendResult.requestsPerSecond >= 1500 && sendResult.p99 < 50 && Number(late) === 0)
+  }
+
+  if (only === undefined || only === "prompts") {
+    results.push(await benchPrompts({ baseUrl: `http://127.0.0.1:${port}`, session, pid: herald.pid! }))
   }
 
   console.log(results.every(Boolean) ? "\ntargets met" : "\nTARGETS MISSED")

@@ -155,6 +155,27 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(again.status, "approved")
     }))
 
+  it.effect("waiters hold no database connection: forty of them park while other requests run, then all wake", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const { interaction } = yield* ask(agent)
+      // The test database has a pool of at most four connections (one when embedded).
+      const waiters = yield* Effect.forkChild(Effect.forEach(
+        Array.from({ length: 40 }, () => interaction.id),
+        (id) => agent.client.interactions.wait({ params: { id }, query: { timeout: 30 } }),
+        { concurrency: "unbounded" }
+      ))
+      yield* Effect.sleep(Duration.millis(300))
+      for (let i = 0; i < 5; i++) {
+        const read = yield* agent.client.interactions.get({ params: { id: interaction.id } }).pipe(Effect.timeout(Duration.seconds(2)))
+        assert.strictEqual(read.status, "pending")
+      }
+      yield* answer(agent, interaction.id, { status: "denied" })
+      const woken = yield* Fiber.join(waiters)
+      assert.strictEqual(woken.length, 40)
+      assert.isTrue(woken.every((i) => i.status === "denied"))
+    }))
+
   it.effect("cancel: only by the creating token, wakes waiters, and a second cancel or a late answer gets 409", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

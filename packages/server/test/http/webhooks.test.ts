@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { eventually } from "../../../../test/support/eventually.ts"
-import { receiver } from "../../../../test/support/prompts.ts"
+import { moveDeadline, receiver } from "../../../../test/support/prompts.ts"
 import type { Received } from "../../../../test/support/prompts.ts"
 import { makeAgent, testServerLayer } from "../../../../test/support/server.ts"
 
@@ -133,6 +133,25 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       yield* agent.client.interactions.cancel({ params: { id: once.interaction.id } })
       const rows = yield* eventually(deliveryRows(once.interaction.id), (r) => r.every((d) => d.status === "delivered"))
       assert.deepStrictEqual(rows.map((r) => r.webhookId), [fallback.webhook.id])
+    }))
+
+  it.effect("an expired prompt sends interaction.expired to webhooks subscribed to it", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const target = yield* receiver()
+      const { webhook } = yield* save(agent, `${target.url}/expired`, { events: ["interaction.expired"] })
+      const answersOnly = yield* save(agent, `${target.url}/answers`, { events: ["interaction.answered"] })
+      const { interaction } = yield* agent.client.interactions.create({
+        headers: {},
+        payload: { kind: "yes_no", title: "Still there?", prompt: "p", webhookId: webhook.id }
+      })
+      yield* moveDeadline(interaction.id, Date.now())
+      yield* eventually(Effect.sync(() => target.received.length), (n) => n === 1)
+      const body = JSON.parse(target.received[0]!.body) as { type: string; data: { interaction: { status: string } } }
+      assert.strictEqual(target.received[0]!.path, "/expired")
+      assert.strictEqual(body.type, "interaction.expired")
+      assert.strictEqual(body.data.interaction.status, "expired")
+      assert.lengthOf((yield* agent.client.webhooks.get({ params: { id: answersOnly.webhook.id } })).deliveries, 0)
     }))
 
   it.effect("retries on the schedule until the receiver succeeds; the attempt log holds every attempt", () =>

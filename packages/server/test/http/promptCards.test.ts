@@ -1,0 +1,138 @@
+/**
+ * Prompts presented as interactive live activities: the card is queued per
+ * capable device and answered at once with `accepted: 0`, sent by the
+ * activity's entity (push-to-start on iOS, an FCM data message on Android),
+ * counted against each device's five concurrent activities — atomically under
+ * concurrent starts — and ended when the prompt ends.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { eventually } from "../../../../test/support/eventually.ts"
+import { makeAgent, TestServerLayer } from "../../../../test/support/server.ts"
+
+type Agent = Effect.Success<ReturnType<typeof makeAgent>>
+
+let seq = 0
+const capablePhone = (agent: Agent, platform: "ios" | "android" = "ios", pushToStart = true) =>
+  Effect.gen(function*() {
+    const device = yield* agent.app.devices.register({
+      payload: {
+        platform,
+        pushToken: `card-${platform}-${++seq}-${Date.now()}`,
+        liveActivitiesCapable: true,
+        interactiveLiveActivitiesCapable: true
+      }
+    })
+    if (platform === "ios" && pushToStart) {
+      yield* agent.app.devices.pushToStartToken({ params: { id: device.id }, payload: { token: `pts-${seq}-${Date.now()}` } })
+    }
+    return device
+  })
+
+const askOnCard = (agent: Agent, title = "Merge PR #42?") =>
+  agent.client.interactions.create({
+    headers: {},
+    payload: { kind: "approval", title, prompt: "CI is green.", presentation: "live_activity" }
+  })
+
+const cardPushes = (agent: Agent, deviceId: string) =>
+  Effect.map(agent.app.devices.deliveries({ params: { id: deviceId } }), (r) => r.items.filter((d) => d.pushType === "liveactivity" || (d.payload as { data?: { type?: string } }).data?.type === "live_activity"))
+
+const scopes = ["interactions:create", "interactions:read"] as const
+
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("prompt cards", (it) => {
+  it.effect("needs a device that can show an interactive live activity", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      yield* agent.app.devices.register({ payload: { platform: "ios", pushToken: `plain-${Date.now()}` } })
+      const refused = yield* Effect.flip(askOnCard(agent))
+      assert.strictEqual(refused._tag, "InteractiveLiveActivityUnsupported")
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT 1 FROM interactions WHERE user_id = ${agent.person.id}`
+      assert.lengthOf(rows, 0)
+    }))
+
+  it.effect("answers at once with accepted 0 and queued cards; the entity starts them; reads report acceptance", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const iphone = yield* capablePhone(agent, "ios")
+      const pixel = yield* capablePhone(agent, "android")
+      yield* agent.app.devices.register({ payload: { platform: "ios", pushToken: `plain-${Date.now()}` } })
+      const created = yield* askOnCard(agent)
+      assert.strictEqual(created.accepted, 0)
+      assert.strictEqual(created.queued, 2)
+      assert.match(created.liveActivityId ?? "", /^act_/)
+      assert.strictEqual(created.interaction.presentation, "live_activity")
+
+      const [start] = yield* eventually(cardPushes(agent, iphone.id), (items) => items.length === 1)
+      assert.strictEqual(start?.pushType, "liveactivity")
+      assert.strictEqual(start?.priority, 10)
+      const aps = (start?.payload as { aps: Record<string, unknown> }).aps
+      assert.strictEqual(aps.event, "start")
+      assert.deepStrictEqual(aps.attributes, { activityId: created.liveActivityId })
+      const state = aps["content-state"] as Record<string, unknown>
+      assert.strictEqual(state.interactionId, created.interaction.id)
+      assert.strictEqual(state.actionDigest, created.interaction.actionDigest)
+      assert.strictEqual(state.primaryLabel, "Approve")
+      const [android] = yield* eventually(cardPushes(agent, pixel.id), (items) => items.length === 1)
+      const data = (android?.payload as { data: Record<string, string> }).data
+      assert.strictEqual(data.event, "start")
+      assert.strictEqual(data.activityId, created.liveActivityId)
+
+      const read = yield* eventually(
+        agent.client.interactions.get({ params: { id: created.interaction.id } }),
+        (i) => i.accepted === 2
+      )
+      assert.strictEqual(read.status, "pending")
+
+      // Answered: the card ends (Android at once; iOS once the phone registers the activity's update token).
+      yield* agent.app.interactions.answer({ params: { id: created.interaction.id }, payload: { status: "approved" } })
+      const ended = yield* eventually(cardPushes(agent, pixel.id), (items) => items.length === 2)
+      const endData = (ended[1]?.payload as { data: Record<string, string> }).data
+      assert.strictEqual(endData.event, "end")
+      assert.strictEqual(JSON.parse(endData.state!).status, "approved")
+    }))
+
+  it.effect("an iOS device without a push-to-start token fails its start and counts nothing", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const iphone = yield* capablePhone(agent, "ios", false)
+      const created = yield* askOnCard(agent)
+      assert.strictEqual(created.queued, 1)
+      const sql = yield* SqlClient.SqlClient
+      const [op] = yield* eventually(
+        sql<{ status: string; errorCode: string | null }>`SELECT status, error_code FROM live_activity_operations WHERE device_id = ${iphone.id}`,
+        (rows) => rows[0]?.status === "failed"
+      )
+      assert.strictEqual(op?.errorCode, "NoPushToStartToken")
+      assert.lengthOf(yield* cardPushes(agent, iphone.id), 0)
+      assert.strictEqual((yield* agent.client.interactions.get({ params: { id: created.interaction.id } })).accepted, 0)
+    }))
+
+  it.effect("five concurrent cards per device: of ten parallel asks exactly five succeed; an ended card frees its place", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      yield* capablePhone(agent, "android")
+      const results = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, n) => n),
+        (n) => Effect.result(askOnCard(agent, `card ${n}`)),
+        { concurrency: "unbounded" }
+      )
+      const started = results.filter((r) => r._tag === "Success")
+      const full = results.filter((r) => r._tag === "Failure")
+      assert.strictEqual(started.length, 5)
+      assert.strictEqual(full.length, 5)
+      for (const r of full) {
+        assert.strictEqual(r._tag === "Failure" ? r.failure._tag : "", "ActivityCapacityExceeded")
+        assert.strictEqual(r._tag === "Failure" && r.failure._tag === "ActivityCapacityExceeded" ? r.failure.limit : 0, 5)
+      }
+      // Only the five started prompts exist.
+      assert.lengthOf((yield* agent.client.interactions.list()).items, 5)
+
+      const first = started[0]!._tag === "Success" ? started[0]!.success.interaction.id : ""
+      yield* agent.client.interactions.cancel({ params: { id: first } })
+      const again = yield* askOnCard(agent, "after one ended")
+      assert.strictEqual(again.queued, 1)
+    }))
+})

@@ -91,6 +91,9 @@ const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string>
     const url = new URL(raw)
     if (url.protocol !== "https:" && url.protocol !== "http:") return yield* Effect.fail("only https:// URLs are allowed")
     if (url.username !== "" || url.password !== "") return yield* Effect.fail("credentials in the URL are not allowed")
+    if (url.protocol === "http:" && !policy.allowPrivateNetwork) {
+      return yield* Effect.fail("only https:// URLs are allowed")
+    }
     const addresses = (yield* resolve(url.hostname)).map(normalize)
     if (addresses.length === 0) return yield* Effect.fail(`the host ${url.hostname} does not resolve`)
     const forbidden = addresses.find((a) => matches(alwaysRefused, a))

@@ -44,6 +44,8 @@ export const Prompt = Entity.make("Prompt", [
     error: Schema.Union([InteractionNotPending, AnswerMismatch])
   }),
   Rpc.make("Cancel", { success: Interaction, error: InteractionNotPending }),
+  /** Another process changed the prompt: re-read it and wake the waiters if it ended. */
+  Rpc.make("Refresh"),
   /** Answers `true` once the prompt has left `pending`, `false` when `timeoutMillis` passed first. */
   Rpc.make("Wait", { payload: { timeoutMillis: Schema.Number }, success: Schema.Boolean })
 ])
@@ -95,6 +97,9 @@ export const PromptLive = Prompt.toLayer(
           const changed = yield* change({ _tag: "Answer", ...payload })
           return changed ?? (yield* notPending)
         }),
+      Refresh: () =>
+        Effect.flatMap(repo.find(id), (found) =>
+          found === undefined || found.status !== "pending" ? Deferred.succeed(settled, undefined) : Effect.void),
       Cancel: () => Effect.flatMap(change({ _tag: "Cancel" }), (changed) => changed === undefined ? notPending : Effect.succeed(changed)),
       Wait: ({ payload }) =>
         Deferred.await(settled).pipe(

@@ -11,6 +11,7 @@ import { LiveActivities } from "../activities/LiveActivities.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { eventTypeOf } from "../webhooks/Payloads.ts"
 import { InteractionsRepo } from "./Repo.ts"
+import { CHANNEL, PromptWakeups } from "./Wakeups.ts"
 import type { Change } from "./Repo.ts"
 
 export class Transitions extends Context.Service<Transitions, {
@@ -22,11 +23,14 @@ export class Transitions extends Context.Service<Transitions, {
     const repo = yield* InteractionsRepo
     const deliveries = yield* Deliveries
     const activities = yield* LiveActivities
+    const wakeups = yield* PromptWakeups
 
     const apply = Effect.fn("Transitions.apply")(function*(id: string, change: Change) {
       const changed = yield* sql.withTransaction(Effect.gen(function*() {
         const result = yield* repo.transition(id, change)
         if (result === undefined) return undefined
+        // Delivered at commit to the other processes, whose waiters of this prompt it wakes.
+        yield* sql`SELECT pg_notify(${CHANNEL}, ${wakeups.payload(id)})`
         const queued = yield* deliveries.enqueueOutcome(result.interaction, result.routing, eventTypeOf(result.interaction.status))
         // A prompt shown as a live activity: its card ends with it.
         const card = result.interaction.presentation === "live_activity"

@@ -47,6 +47,7 @@ import { Interactions } from "../interactions/Interactions.ts"
 import { PromptLive } from "../interactions/PromptEntity.ts"
 import { InteractionsRepo } from "../interactions/Repo.ts"
 import { Transitions } from "../interactions/Transitions.ts"
+import { PromptWakeups } from "../interactions/Wakeups.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
@@ -76,8 +77,9 @@ const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(L
 
 /** Prompts: the service, its entity on this process's cluster runtime, and reply webhooks. */
 const PromptsLayer = Interactions.layerNoDeps.pipe(
-  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive)),
+  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive, PromptWakeups.listener)),
   Layer.provideMerge(Transitions.layer),
+  Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
   Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepo.layer, ReplyWebhooks.layer, ClusterLayer))
 )

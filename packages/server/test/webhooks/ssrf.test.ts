@@ -25,7 +25,9 @@ const serve = (handler: (req: http.IncomingMessage, res: http.ServerResponse) =>
       })
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ port: (server.address() as { port: number }).port, hits, server })))
     }),
-    ({ server }) => Effect.sync(() => server.closeAllConnections()).pipe(Effect.andThen(Effect.callback<void>((r) => server.close(() => r(Effect.void)))))
+    ({ server }) => Effect.sync(() => server.closeAllConnections()).pipe(Effect.andThen(Effect.callback<void>((r) => {
+      server.close(() => r(Effect.void))
+    })))
   )
 
 const send = (policy: OutboundPolicy, url: string) => post(policy, { url, headers: { "x-test": "1" }, body: "{}" })

@@ -49,12 +49,14 @@ export class ServicesGroup extends HttpApiGroup.make("services")
     })),
     HttpApiEndpoint.post("create", "/services", {
       payload: CreateServiceRequest,
-      success: ServiceCreated.pipe(HttpApiSchema.status(201))
+      success: ServiceCreated.pipe(HttpApiSchema.status(201)),
+      error: NotFound
     }).pipe(agentOperation({
       summary: "Create a webhook service",
       description: "Creates a service that receives inbound notifications at its webhook URL. The URL embeds a random " +
         "256-bit token (`hlw_…`) that Herald stores only as a hash: it is returned here once. `defaultReplyWebhookId` " +
-        "must name one of the account's reply webhooks.",
+        "must name one of the account's reply webhooks (else 404); outcome events of prompts sent through the " +
+        "service go there too.",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.get("get", "/services/:id", { params: { id: ServiceId }, success: AgentService, error: NotFound })
@@ -70,8 +72,9 @@ export class ServicesGroup extends HttpApiGroup.make("services")
       error: NotFound
     }).pipe(agentOperation({
       summary: "Update a webhook service",
-      description: "Updates title, avatar (`imageUrl`), tap URL or default reply webhook. The creator may update; on a " +
-        "shared service the family's owner may too. Anyone else: 404.",
+      description: "Updates title, avatar (`imageUrl`), tap URL or default reply webhook (one of the account's reply " +
+        "webhooks, else 404; null clears it). The creator may update; on a shared service the family's owner may " +
+        "too. Anyone else: 404.",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.delete("remove", "/services/:id", { params: { id: ServiceId }, success: Ok, error: NotFound })

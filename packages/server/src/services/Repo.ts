@@ -101,6 +101,8 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   /** The writes below touch the creator's service only; undefined (false) when it is gone. */
   readonly update: (userId: string, id: string, patch: ServicePatch) => Effect.Effect<ServiceRow | undefined>
   readonly remove: (userId: string, id: string) => Effect.Effect<boolean>
+  /** Whether the account has this reply webhook (a service's default must be one of them). */
+  readonly hasReplyWebhook: (userId: string, webhookId: string) => Effect.Effect<boolean>
   readonly setFamily: (userId: string, id: string, familyId: string | null) => Effect.Effect<ServiceRow | undefined>
   readonly setTokenHash: (userId: string, id: string, tokenHash: string) => Effect.Effect<ServiceRow | undefined>
   /** The service a webhook token belongs to. */
@@ -185,7 +187,14 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         GROUP BY e.id, e.service_id, e.service_title, e.title, e.body, e.image_url, e.url, e.created_at
         ORDER BY e.id DESC`.pipe(Effect.map((rows) => decodeEvents(rows).map(toEvent)), Effect.orDie)
 
+    const hasReplyWebhook = (userId: string, webhookId: string) =>
+      sql`SELECT 1 FROM reply_webhooks WHERE id = ${webhookId} AND user_id = ${userId}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
     return ServicesRepo.of({
+      hasReplyWebhook,
       insert,
       list,
       find,

@@ -9,7 +9,7 @@
  * with the teams capability; until then no family exists, so sharing with
  * one answers 404 and every service is visible to its creator only.
  */
-import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated, ValidationFailed } from "@herald/api"
+import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
@@ -23,18 +23,12 @@ import type { ServiceRow } from "./Repo.ts"
 
 const notFound = new NotFound({ error: "Service not found." })
 
-// Reply webhooks arrive with prompts; until then no id can name one.
-const checkReplyWebhook = (id: string | null | undefined) =>
-  id === undefined || id === null ? Effect.void : Effect.fail(new ValidationFailed({
-    error: "Invalid service.",
-    issues: [{ path: "body.defaultReplyWebhookId", message: `Unknown reply webhook ${id}` }]
-  }))
 
 export class Services extends Context.Service<Services, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
-  readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, ValidationFailed>
+  readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound>
   readonly get: (userId: string, id: string) => Effect.Effect<AgentService, NotFound>
-  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound | ValidationFailed>
+  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound>
   readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
   readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound>
   readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound>
@@ -48,6 +42,13 @@ export class Services extends Context.Service<Services, {
     const inbox = yield* InboxWrites
     const { publicUrl } = yield* AppConfig
 
+    // A service's default reply webhook must be one of the account's, like any id a body names.
+    const checkReplyWebhook = (userId: string, id: string | null | undefined) =>
+      id === undefined || id === null
+        ? Effect.void
+        : Effect.flatMap(repo.hasReplyWebhook(userId, id), (has) =>
+          has ? Effect.void : Effect.fail(new NotFound({ error: "Reply webhook not found." })))
+
     const webhookUrl = (token: string) => `${publicUrl}/hooks/${token}`
     const created = (row: ServiceRow, token: string) =>
       new ServiceCreated({
@@ -60,7 +61,7 @@ export class Services extends Context.Service<Services, {
       Effect.flatMap(repo.find(userId, id), (row) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row))
 
     const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
-      yield* checkReplyWebhook(input.defaultReplyWebhookId)
+      yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
       const token = generateSecret("hlw")
       const row = yield* repo.insert({
         id: yield* makeId("svc"),
@@ -78,7 +79,7 @@ export class Services extends Context.Service<Services, {
     const found = (row: ServiceRow | undefined) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row)
 
     const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
-      yield* checkReplyWebhook(input.defaultReplyWebhookId)
+      yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
       return toService(yield* Effect.flatMap(repo.update(userId, id, input), found))
     })
 

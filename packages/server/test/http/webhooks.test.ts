@@ -79,6 +79,24 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       assert.deepStrictEqual((yield* agent.client.webhooks.list()).items.map((w) => w.id), [second.webhook.id])
     }))
 
+  it.effect("a service's default reply webhook must be the account's, and falls back to none when deleted", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const stranger = yield* makeAgent([...scopes])
+      const { webhook } = yield* save(agent, "http://127.0.0.1:9/svc")
+      const theirs = yield* save(stranger, "http://127.0.0.1:9/theirs")
+      const created = yield* agent.client.services.create({ payload: { title: "CI", defaultReplyWebhookId: webhook.id } })
+      assert.strictEqual(created.service.defaultReplyWebhookId, webhook.id)
+      const refused = yield* Effect.flip(agent.client.services.update({
+        params: { id: created.service.id },
+        payload: { defaultReplyWebhookId: theirs.webhook.id }
+      }))
+      assert.strictEqual(refused._tag, "NotFound")
+      yield* agent.client.webhooks.remove({ params: { id: webhook.id } })
+      const after = yield* agent.client.services.get({ params: { id: created.service.id } })
+      assert.isNull(after.defaultReplyWebhookId)
+    }))
+
   it.effect("the sample event is signed (verified independently), carries the saved headers and is returned with its attempt", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

@@ -117,6 +117,15 @@ export class ActivityCapacityExceeded extends Schema.Error<ActivityCapacityExcee
     "prompt cards included (`ACTIVITY_CAPACITY_EXCEEDED`)."
 }) {}
 
+/** 422: the account already has as many of this resource as it may (e.g. 50 reply webhooks). */
+export class LimitReached extends Schema.Error<LimitReached>("LimitReached")({
+  ...body("LimitReached", "LIMIT_REACHED"),
+  limit: Schema.Int
+}, {
+  httpApiStatus: 422,
+  description: "The account already has the most it may have of this resource; `limit` says how many (`LIMIT_REACHED`)."
+}) {}
+
 /** 400: a reply-webhook URL that Herald refuses to call (scheme, or a private, loopback or metadata address). */
 export class WebhookTargetRefused extends Schema.Error<WebhookTargetRefused>("WebhookTargetRefused")({
   ...body("WebhookTargetRefused", "WEBHOOK_TARGET_REFUSED")

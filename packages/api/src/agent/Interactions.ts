@@ -52,8 +52,8 @@ export class InteractionsGroup extends HttpApiGroup.make("interactions")
   .add(
     HttpApiEndpoint.get("list", "/interactions", { success: InboxInteractionList }).pipe(agentOperation({
       summary: "The account's pending prompts",
-      description: "Every pending prompt of the account, from every source (any token, any service), newest first, " +
-        "as InboxInteraction: `sourceName` is the creating token's name. No agent route answers a prompt.",
+      description: "Every pending prompt of the account, from every source (any token, any service), newest first " +
+        "(at most 200), as InboxInteraction: `sourceName` is the creating token's name. No agent route answers a prompt.",
       scopes: ["interactions:read"]
     })),
     HttpApiEndpoint.post("create", "/interactions", {

@@ -8,7 +8,7 @@ import {
   ReplyWebhookDelivery,
   ReplyWebhookPreset
 } from "../domain/ReplyWebhooks.ts"
-import { NotFound, WebhookTargetRefused } from "../errors.ts"
+import { LimitReached, NotFound, WebhookTargetRefused } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { ReplyWebhookId } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
@@ -95,7 +95,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("create", "/webhooks", {
       payload: CreateWebhookRequest,
       success: ReplyWebhookCreated.pipe(HttpApiSchema.status(201)),
-      error: WebhookTargetRefused
+      error: [WebhookTargetRefused, LimitReached]
     }).pipe(agentOperation({
       summary: "Save a reply webhook",
       description: "Saves an HTTPS endpoint that receives signed prompt outcomes (`interaction.answered`, " +
@@ -107,7 +107,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
         "5 h, 10 h and 10 h (±10 % jitter; eight attempts, then `failed`); 410 Gone fails at once and disables the " +
         "webhook. `isDefault: true` makes it the account default (clearing the flag on the account's other webhook). " +
         "The URL must be `https://` and must not resolve to a loopback, private, link-local or metadata address: " +
-        "otherwise 400 `WEBHOOK_TARGET_REFUSED` (checked again on every attempt and redirect).",
+        "otherwise 400 `WEBHOOK_TARGET_REFUSED` (checked again on every attempt and redirect). An account keeps at " +
+        "most 50 reply webhooks (422 `LIMIT_REACHED`).",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.get("get", "/webhooks/:id", {

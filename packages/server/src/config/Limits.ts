@@ -11,3 +11,9 @@ export const MAX_INBOUND_BYTES = 64 * 1024
 
 /** The body limit of a request path. */
 export const bodyLimitFor = (url: string): number => url.startsWith("/hooks/") ? MAX_INBOUND_BYTES : MAX_BODY_BYTES
+
+/** Reply webhooks per account. */
+export const MAX_REPLY_WEBHOOKS = 50
+
+/** Pending prompts `GET /interactions` lists at most (newest first). */
+export const MAX_PENDING_LISTED = 200

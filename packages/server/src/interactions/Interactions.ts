@@ -21,6 +21,7 @@ import { LiveActivities } from "../activities/LiveActivities.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
+import { MAX_PENDING_LISTED } from "../config/Limits.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
@@ -34,7 +35,6 @@ const notFound = new NotFound({ error: "Prompt not found." })
 /** decisions.md: default and bounds of `expiresInSeconds`. */
 const DEFAULT_EXPIRY_SECONDS = 3600
 const DEFAULT_WAIT_SECONDS = 30
-const PENDING_LIST_LIMIT = 200
 
 /** The notification category the phone app registers for each kind's buttons. */
 const categoryOf = (kind: Interaction["kind"]) =>
@@ -249,7 +249,7 @@ export class Interactions extends Context.Service<Interactions, {
 
     return Interactions.of({
       create,
-      pending: (userId) => repo.pending(userId, PENDING_LIST_LIMIT),
+      pending: (userId) => repo.pending(userId, MAX_PENDING_LISTED),
       get,
       wait,
       cancel,

@@ -102,6 +102,11 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
   readonly devices: (userId: string) => Effect.Effect<ReadonlyArray<PromptDevice>>
   /** Whether the device is the person's. */
   readonly ownsDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
+  /**
+   * An ended prompt's alerts: those still queued are dropped; answers the
+   * devices that got (or are getting) one, which the removal command goes to.
+   */
+  readonly retireAlerts: (id: string) => Effect.Effect<ReadonlyArray<{ readonly deviceId: string; readonly userId: string }>>
   /** Every pending prompt's deadline: what the expiry timers must cover after a start. */
   readonly pendingDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
 }>()("herald/InteractionsRepo") {
@@ -199,8 +204,19 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
         Effect.orDie
       )
 
+    const retireAlerts = (id: string) =>
+      sql<{ deviceId: string; userId: string }>`
+        WITH dropped AS (
+          UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
+          WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status = 'pending')
+        SELECT DISTINCT device_id, user_id FROM push_receipts
+        WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status IN ('accepted', 'sending')`.pipe(
+        Effect.orDie
+      )
+
     return InteractionsRepo.of({
       insert,
+      retireAlerts,
       devices,
       ownsDevice,
       findForToken: (id, tokenId) => findWhere(sql`i.id = ${id} AND i.token_id = ${tokenId}`),

@@ -1,6 +1,7 @@
 /**
  * The one way a prompt leaves `pending`: the status change, its outcome
- * deliveries, feed result and inbox read mark commit in one transaction, so
+ * deliveries, feed result, inbox read mark and the removal of its alert from
+ * the device trays commit in one transaction, so
  * an ended prompt always has its events and a prompt never ends twice.
  * Called by the prompt's entity only, which wakes its waiters afterwards.
  */
@@ -8,6 +9,8 @@ import type { Interaction } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { LiveActivities } from "../activities/LiveActivities.ts"
+import { withdrawMessage } from "../push/Alerts.ts"
+import { Outbox } from "../push/Outbox.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { eventTypeOf } from "../webhooks/Payloads.ts"
 import { InteractionsRepo } from "./Repo.ts"
@@ -24,6 +27,23 @@ export class Transitions extends Context.Service<Transitions, {
     const deliveries = yield* Deliveries
     const activities = yield* LiveActivities
     const wakeups = yield* PromptWakeups
+    const outbox = yield* Outbox
+
+    /** Queues the removal command for the devices that show the prompt's alert (in the transaction). */
+    const retireAlert = (id: string) =>
+      Effect.gen(function*() {
+        const devices = yield* repo.retireAlerts(id)
+        const message = withdrawMessage(id)
+        const ids = yield* outbox.enqueue(devices.map((d) => ({
+          userId: d.userId,
+          deviceId: d.deviceId,
+          origin: "interaction" as const,
+          itemId: id,
+          purpose: "withdraw" as const,
+          message
+        })))
+        return ids.length
+      })
 
     const apply = Effect.fn("Transitions.apply")(function*(id: string, change: Change) {
       const changed = yield* sql.withTransaction(Effect.gen(function*() {
@@ -32,15 +52,17 @@ export class Transitions extends Context.Service<Transitions, {
         // Delivered at commit to the other processes, whose waiters of this prompt it wakes.
         yield* sql`SELECT pg_notify(${CHANNEL}, ${wakeups.payload(id)})`
         const queued = yield* deliveries.enqueueOutcome(result.interaction, result.routing, eventTypeOf(result.interaction.status))
-        // A prompt shown as a live activity: its card ends with it.
+        // Its alert leaves every tray (its buttons would only meet a 409); a card ends with it.
         const card = result.interaction.presentation === "live_activity"
           ? yield* activities.endPromptCard(result.interaction)
           : undefined
-        return { interaction: result.interaction, queued, card }
+        const withdrawals = card === undefined ? yield* retireAlert(id) : 0
+        return { interaction: result.interaction, queued, card, withdrawals }
       })).pipe(Effect.orDie)
       if (changed === undefined) return undefined
       if (changed.queued > 0) yield* deliveries.wake
       if (changed.card !== undefined) yield* activities.flush(changed.card)
+      if (changed.withdrawals > 0) yield* outbox.wake
       return changed.interaction
     })
 

@@ -5,6 +5,7 @@
  */
 import {
   Interaction,
+  LimitReached,
   NotFound,
   ReplyWebhookCreated,
   ReplyWebhookList,
@@ -14,6 +15,7 @@ import {
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
+import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { makeId } from "../lib/Ids.ts"
 import { Deliveries } from "./Deliveries.ts"
@@ -51,7 +53,7 @@ const sampleInteraction = (now: string) => {
 
 export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
   readonly list: (userId: string) => Effect.Effect<ReplyWebhookList>
-  readonly create: (userId: string, input: CreateWebhookRequest) => Effect.Effect<ReplyWebhookCreated, WebhookTargetRefused>
+  readonly create: (userId: string, input: CreateWebhookRequest) => Effect.Effect<ReplyWebhookCreated, WebhookTargetRefused | LimitReached>
   readonly get: (userId: string, id: string) => Effect.Effect<ReplyWebhookWithDeliveries, NotFound>
   readonly update: (userId: string, id: string, input: UpdateWebhookRequest) => Effect.Effect<ReplyWebhook, NotFound | WebhookTargetRefused>
   readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
@@ -71,6 +73,9 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
 
     const create = Effect.fn("ReplyWebhooks.create")(function*(userId: string, input: CreateWebhookRequest) {
       yield* allowed(input.url)
+      if ((yield* repo.count(userId)) >= MAX_REPLY_WEBHOOKS) {
+        return yield* new LimitReached({ error: `An account keeps at most ${MAX_REPLY_WEBHOOKS} reply webhooks.`, limit: MAX_REPLY_WEBHOOKS })
+      }
       const signingSecret = generateSigningSecret()
       const webhook = yield* repo.create({
         id: yield* makeId("whk"),

@@ -93,6 +93,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<ReplyWebhook>>
   readonly find: (userId: string, id: string) => Effect.Effect<ReplyWebhook | undefined>
   readonly exists: (userId: string, id: string) => Effect.Effect<boolean>
+  readonly count: (userId: string) => Effect.Effect<number>
   readonly recentDeliveries: (webhookId: string, limit: number) => Effect.Effect<ReadonlyArray<ReplyWebhookDelivery>>
   readonly findDelivery: (id: string) => Effect.Effect<ReplyWebhookDelivery | undefined>
   /** Inserts; `isDefault` clears the flag on the account's other webhook in the same transaction. */
@@ -257,6 +258,11 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
       exists: (userId, id) =>
         sql`SELECT 1 FROM reply_webhooks WHERE id = ${id} AND user_id = ${userId}`.pipe(
           Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      count: (userId) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM reply_webhooks WHERE user_id = ${userId}`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
           Effect.orDie
         ),
       recentDeliveries: (webhookId, limit) =>

@@ -8,6 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { eventually } from "../../../../test/support/eventually.ts"
 import { moveDeadline } from "../../../../test/support/prompts.ts"
 import { agentClient, makeAgent, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
 
@@ -67,6 +68,13 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.isNull(feed.items[0]?.result)
 
       yield* answer(agent, i.id, { status: "approved", deviceId: phone.id })
+      // Answered: the alert leaves the tray (a silent removal command naming it).
+      const [, removal] = yield* eventually(
+        Effect.map(agent.app.devices.deliveries({ params: { id: phone.id } }), (r) => r.items),
+        (items) => items.length === 2
+      )
+      assert.strictEqual(removal?.pushType, "background")
+      assert.deepStrictEqual((removal?.payload as { herald: unknown }).herald, { withdraw: i.id })
       const after = yield* agent.client.inbox.get({ params: { id: `interaction:${i.id}` } })
       assert.strictEqual(after.status, "approved")
       assert.isNotNull(after.readAt)

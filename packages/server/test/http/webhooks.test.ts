@@ -79,6 +79,14 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       assert.deepStrictEqual((yield* agent.client.webhooks.list()).items.map((w) => w.id), [second.webhook.id])
     }))
 
+  it.effect("an account keeps at most 50 reply webhooks", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      yield* Effect.forEach(Array.from({ length: 50 }, (_, n) => n), (n) => save(agent, `http://127.0.0.1:9/${n}`), { concurrency: 5 })
+      const refused = yield* Effect.flip(save(agent, "http://127.0.0.1:9/one-too-many"))
+      assert.strictEqual(refused._tag === "LimitReached" ? refused.limit : refused._tag, 50)
+    }))
+
   it.effect("a service's default reply webhook must be the account's, and falls back to none when deleted", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

@@ -28,7 +28,8 @@ export interface Received {
 
 /**
  * An HTTP receiver on 127.0.0.1 (reachable with HERALD_ALLOW_PRIVATE_NETWORK_TARGETS=1).
- * `answer` picks the status of the n-th request (0-based, with what arrived) and may redirect.
+ * `answer` picks the status of the n-th request (0-based, with what arrived) and may redirect; a
+ * negative status never answers.
  */
 export const receiver = (
   answer: (n: number, request: Received) => { readonly status: number; readonly location?: string } = () => ({ status: 200 })
@@ -44,6 +45,7 @@ export const receiver = (
           const request = { path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
           received.push(request)
           const { location, status } = answer(n, request)
+          if (status < 0) return // never answered: the request hangs until the client gives up
           res.writeHead(status, location !== undefined ? { location } : {})
           res.end()
         })

@@ -37,7 +37,8 @@ export class Deliveries extends Context.Service<Deliveries, {
     const config = yield* WebhookConfig
     const wakeups = yield* Queue.sliding<void>(1)
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
-    const leaseSeconds = Math.ceil(Duration.toSeconds(config.attemptTimeout)) + 30
+    // Longer than any attempt can run; a lease outliving its node makes the delivery due again.
+    const leaseSeconds = Math.ceil(Duration.toSeconds(config.attemptTimeout)) + 5
 
     const enqueueOutcome = Effect.fn("Deliveries.enqueueOutcome")(
       function*(interaction: Interaction, routing: Routing, type: ReplyEventType) {

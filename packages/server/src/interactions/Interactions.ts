@@ -40,6 +40,14 @@ const DEFAULT_WAIT_SECONDS = 30
 const categoryOf = (kind: Interaction["kind"]) =>
   kind === "approval" ? "HERALD_APPROVAL" : kind === "yes_no" ? "HERALD_YES_NO" : "HERALD_REPLY"
 
+/** The actor runtime failing to deliver a message is the server's fault, not the caller's: a 500. */
+const clusterFailuresAreDefects = {
+  MailboxFull: Effect.die,
+  AlreadyProcessingMessage: Effect.die,
+  PersistenceError: Effect.die,
+  EntityNotAssignedToRunner: Effect.die
+} as const
+
 const createdMessage = (accepted: number, devices: number, queued: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices. The prompt is pending."
   const parts = [`Pending. Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
@@ -213,12 +221,7 @@ export class Interactions extends Context.Service<Interactions, {
 
     const cancel = Effect.fn("Interactions.cancel")(function*(tokenId: string, id: string) {
       if (!(yield* repo.ownedByToken(id, tokenId))) return yield* notFound
-      return yield* prompt(id).Cancel().pipe(Effect.catchTags({
-        MailboxFull: Effect.die,
-        AlreadyProcessingMessage: Effect.die,
-        PersistenceError: Effect.die,
-        EntityNotAssignedToRunner: Effect.die
-      }))
+      return yield* prompt(id).Cancel().pipe(Effect.catchTags(clusterFailuresAreDefects))
     })
 
     const answer = Effect.fn("Interactions.answer")(function*(userId: string, id: string, input: AnswerRequest) {
@@ -228,12 +231,7 @@ export class Interactions extends Context.Service<Interactions, {
         return yield* new NotFound({ error: "Device not found." })
       }
       return yield* prompt(id).Answer({ status: input.status, response: input.response ?? null, userId, deviceId }).pipe(
-        Effect.catchTags({
-          MailboxFull: Effect.die,
-          AlreadyProcessingMessage: Effect.die,
-          PersistenceError: Effect.die,
-          EntityNotAssignedToRunner: Effect.die
-        })
+        Effect.catchTags(clusterFailuresAreDefects)
       )
     })
 

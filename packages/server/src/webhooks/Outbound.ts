@@ -131,6 +131,8 @@ const request = (target: Vetted, headers: Record<string, string>, body: string) 
       method: "POST",
       headers: { "user-agent": "Herald-Webhooks/1.0", "content-type": "application/json", ...headers, "content-length": Buffer.byteLength(body) },
       lookup: pinned,
+      // A fresh connection per attempt: never a pooled socket to an address vetted for another URL.
+      agent: false,
       signal
     }, (res) => {
       let read = 0

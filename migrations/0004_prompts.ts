@@ -120,6 +120,8 @@ export default Effect.gen(function*() {
       status text NOT NULL DEFAULT 'starting'
         CHECK (status IN ('starting', 'active', 'partial', 'failed', 'ended', 'expired')),
       sequence int NOT NULL DEFAULT 0,
+      -- Epoch milliseconds of the milestones granted within the last hour (the budget's memory).
+      milestone_grants bigint[] NOT NULL DEFAULT '{}',
       expires_at timestamptz NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now(),

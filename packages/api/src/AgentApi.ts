@@ -3,6 +3,7 @@
  * typed client and the OpenAPI document are derived from.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { ActivitiesGroup } from "./agent/Activities.ts"
 import { AuthGroup } from "./agent/Auth.ts"
 import { BillingGroup } from "./agent/Billing.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
@@ -30,6 +31,7 @@ export class AgentApi extends HttpApi.make("agent")
   .add(HistoryGroup)
   .add(NotificationsGroup)
   .add(InteractionsGroup)
+  .add(ActivitiesGroup)
   .add(InboxGroup)
   .add(BillingGroup)
   .middleware(RequestErrors)

@@ -3,6 +3,7 @@
  * the human-only actions the agent API deliberately lacks.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { PersonActivitiesGroup } from "./app/Activities.ts"
 import { PersonDevicesGroup } from "./app/Devices.ts"
 import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
@@ -14,6 +15,7 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonTokensGroup)
   .add(PersonDevicesGroup)
   .add(PersonInteractionsGroup)
+  .add(PersonActivitiesGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -37,3 +37,10 @@ export const WebhookToken = Schema.String.check(Schema.isMinLength(1), Schema.is
 
 export const InteractionId = prefixedId("int", "InteractionId")
 export const ReplyWebhookId = prefixedId("whk", "ReplyWebhookId")
+
+/** A live activity of this token: its `act_…` id or its caller-chosen key. */
+export const ActivityIdentifier = Schema.String.check(Schema.isPattern(/^[0-9A-Za-z][0-9A-Za-z._:-]{0,99}$/)).annotate({
+  identifier: "ActivityIdentifier",
+  description: "An `act_…` id, or the key the activity was started with."
+})
+export const ActivityId = prefixedId("act", "ActivityId")

@@ -107,6 +107,39 @@ export class InteractiveLiveActivityUnsupported extends Schema.Error<Interactive
     "`interactiveLiveActivitiesCapable` (`INTERACTIVE_LIVE_ACTIVITY_UNSUPPORTED`)."
 }) {}
 
+/** 409: starting a key of the caller's that is still live, without `replace`. */
+export class ActivityKeyConflict extends Schema.Error<ActivityKeyConflict>("ActivityKeyConflict")({
+  ...body("ActivityKeyConflict", "ACTIVITY_KEY_CONFLICT")
+}, {
+  httpApiStatus: 409,
+  description: "A live activity with this key, started by this token, is still live; pass `replace: true` to end it " +
+    "and start anew (`ACTIVITY_KEY_CONFLICT`)."
+}) {}
+
+/** 409: updating or ending a live activity that has ended or expired. */
+export class ActivityEnded extends Schema.Error<ActivityEnded>("ActivityEnded")({
+  ...body("ActivityEnded", "ACTIVITY_ENDED")
+}, { httpApiStatus: 409, description: "The live activity has ended or expired (`ACTIVITY_ENDED`)." }) {}
+
+/** 400: the props would make an APNs payload over its 4 KB limit. */
+export class ActivityPayloadTooLarge extends Schema.Error<ActivityPayloadTooLarge>("ActivityPayloadTooLarge")({
+  ...body("ActivityPayloadTooLarge", "ACTIVITY_PAYLOAD_TOO_LARGE"),
+  limit: Schema.Int
+}, {
+  httpApiStatus: 400,
+  description: "The live activity's push payload would exceed APNs' `limit` (4096) bytes; shorten the props " +
+    "(`ACTIVITY_PAYLOAD_TOO_LARGE`)."
+}) {}
+
+/** 422: no target device can show live activities. */
+export class NoLiveActivityDevice extends Schema.Error<NoLiveActivityDevice>("NoLiveActivityDevice")({
+  ...body("NoLiveActivityDevice", "NO_LIVE_ACTIVITY_DEVICE")
+}, {
+  httpApiStatus: 422,
+  description: "None of the target devices can show live activities (`liveActivitiesCapable`) " +
+    "(`NO_LIVE_ACTIVITY_DEVICE`)."
+}) {}
+
 /** 422: every target device already holds five concurrent live activities. */
 export class ActivityCapacityExceeded extends Schema.Error<ActivityCapacityExceeded>("ActivityCapacityExceeded")({
   ...body("ActivityCapacityExceeded", "ACTIVITY_CAPACITY_EXCEEDED"),

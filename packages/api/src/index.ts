@@ -18,3 +18,5 @@ export { CreateServiceRequest, ServiceList, ShareServiceRequest, UpdateServiceRe
 export { CreateInteractionRequest, InboxInteractionList, WaitQuery } from "./agent/Interactions.ts"
 export { CreateWebhookRequest, ReplyWebhookList, ReplyWebhookWithDeliveries, UpdateWebhookRequest } from "./agent/Webhooks.ts"
 export { AnswerRequest } from "./app/Interactions.ts"
+export { ACTIVITY_TRANSITIONS, LiveActivityList, PropsPatch, StartActivityRequest, StartProps, UpdateActivityRequest } from "./agent/Activities.ts"
+export { UpdateTokenRequest } from "./app/Activities.ts"

@@ -66,6 +66,15 @@ export class LiveActivity extends Schema.Class<LiveActivity>("LiveActivity")({
 export const PriorityReason = Schema.Literals(["routine", "milestone", "budget_exhausted", "start", "end", "interaction"])
 export type PriorityReason = typeof PriorityReason.Type
 
+/** A text field longer than its layout's suggested visible-character budget (never truncated). */
+export class BudgetWarning extends Schema.Class<BudgetWarning>("BudgetWarning")({
+  field: Schema.String,
+  /** The layout, or `compact` for the compact presentation. */
+  layout: Schema.String,
+  length: Schema.Natural,
+  budget: Schema.Natural
+}) {}
+
 /** LiveActivityMutation: the answer of starting, updating or ending a live activity. */
 export class LiveActivityMutation extends Schema.Class<LiveActivityMutation>("LiveActivityMutation")({
   activity: LiveActivity,
@@ -80,5 +89,12 @@ export class LiveActivityMutation extends Schema.Class<LiveActivityMutation>("Li
   superseded: Schema.optionalKey(Schema.Natural),
   replaced: Schema.optionalKey(Schema.Natural),
   idempotent: Schema.optionalKey(Schema.Boolean),
-  message: Schema.optionalKey(Schema.String)
+  message: Schema.optionalKey(Schema.String),
+  /** Text fields over their layout's suggested visible-character budget (Limits); the text is kept whole. */
+  budgetWarnings: Schema.optionalKey(Schema.Array(BudgetWarning))
+}) {}
+
+/** A replayed start (same `Idempotency-Key`, same body): status 200 with `idempotent: true`. */
+export class LiveActivityReplay extends LiveActivityMutation.extend<LiveActivityReplay>("LiveActivityReplay")({
+  idempotent: Schema.optionalKey(Schema.Literal(true))
 }) {}

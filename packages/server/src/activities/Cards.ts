@@ -6,6 +6,12 @@
 import type { Interaction } from "@herald/api"
 import type { PushMessage } from "../push/PushMessage.ts"
 
+/** APNs refuses live-activity payloads over 4 KB. */
+export const APNS_PAYLOAD_LIMIT = 4096
+
+/** The size APNs will see: the JSON payload in bytes. */
+export const payloadBytes = (message: PushMessage): number => Buffer.byteLength(JSON.stringify(message.apns))
+
 /** The ActivityKit attributes type the iOS app declares. */
 const ATTRIBUTES_TYPE = "HeraldActivityAttributes"
 

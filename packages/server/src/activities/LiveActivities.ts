@@ -1,20 +1,60 @@
 /**
- * Live activities as other capabilities use them: a prompt's interactive card
- * (started with the prompt, ended when the prompt ends). Writes join the
- * caller's transaction; `flush` hands the activity to its entity after the
- * commit. A sweep flushes activities whose queued work fell due (a retry's
- * backoff, work left by a restart).
+ * The live-activities capability's rules: starting (capacity, keys,
+ * replacement), updating and ending through each activity's entity, the
+ * phone's update tokens, and a prompt's interactive card (started with the
+ * prompt, ended when it ends). A sweep flushes activities whose queued work
+ * fell due (a retry's backoff, work left by a restart).
  */
-import { ActivityCapacityExceeded } from "@herald/api"
-import type { Interaction } from "@herald/api"
+import {
+  ActivityCapacityExceeded,
+  ActivityKeyConflict,
+  ActivityPayloadTooLarge,
+  LiveActivityList,
+  LiveActivityMutation,
+  NoLiveActivityDevice,
+  NotFound
+} from "@herald/api"
+import type { ActivityEnded, AgentPrincipal, Interaction, LiveActivity, StartActivityRequest, UpdateActivityRequest } from "@herald/api"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
-import { LiveActivityEntity } from "./ActivityEntity.ts"
-import { liveActivityMessage, promptCardState } from "./Cards.ts"
+import { SqlClient } from "effect/sql"
+import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
+import { makeId } from "../lib/Ids.ts"
+import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
+import type { MutationOutcome } from "./ActivityEntity.ts"
+import { APNS_PAYLOAD_LIMIT, liveActivityMessage, payloadBytes, promptCardState } from "./Cards.ts"
 import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
+import { budgetWarnings } from "./TextBudgets.ts"
 
 const SWEEP_INTERVAL = Duration.seconds(2)
+/** decisions.md: `expiresInSeconds` default. */
+const DEFAULT_EXPIRY_SECONDS = 28_800
+const LIST_LIMIT = 100
+
+const notFound = new NotFound({ error: "Live activity not found." })
+const capacityExceeded = new ActivityCapacityExceeded({
+  error: `Every target device already shows ${DEVICE_CAPACITY} live activities.`,
+  limit: DEVICE_CAPACITY
+})
+
+const describe = (o: { readonly accepted: number; readonly failed: number; readonly queued: number; readonly superseded?: number }) => {
+  const parts = [`Accepted by ${o.accepted}, failed on ${o.failed}, ${o.queued} queued`]
+  if ((o.superseded ?? 0) > 0) parts.push(`${o.superseded} unsent routine update${o.superseded === 1 ? "" : "s"} superseded`)
+  return `${parts.join("; ")}.`
+}
 
 export class LiveActivities extends Context.Service<LiveActivities, {
+  readonly list: (tokenId: string) => Effect.Effect<LiveActivityList>
+  readonly get: (tokenId: string, identifier: string) => Effect.Effect<LiveActivity, NotFound>
+  readonly start: (agent: AgentPrincipal, input: StartActivityRequest) => Effect.Effect<
+    LiveActivityMutation,
+    NotFound | ActivityKeyConflict | ActivityCapacityExceeded | NoLiveActivityDevice | ActivityPayloadTooLarge
+  >
+  readonly update: (tokenId: string, identifier: string, input: UpdateActivityRequest) => Effect.Effect<
+    LiveActivityMutation,
+    NotFound | ActivityEnded | ActivityPayloadTooLarge
+  >
+  readonly end: (tokenId: string, identifier: string) => Effect.Effect<LiveActivityMutation, NotFound | ActivityEnded>
+  readonly registerUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<void, NotFound>
   /** Queues the prompt's card on the devices with room (in the caller's transaction); answers how many. */
   readonly startPromptCard: (
     activityId: string,
@@ -29,23 +69,134 @@ export class LiveActivities extends Context.Service<LiveActivities, {
 }>()("herald/LiveActivities") {
   static readonly layerNoDeps = Layer.effect(LiveActivities, Effect.gen(function*() {
     const repo = yield* ActivitiesRepo
+    const sql = yield* SqlClient.SqlClient
     const client = yield* LiveActivityEntity.client
     const seconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
+
+    const scheduleExpiry = (activityId: string, expiresAt: string) =>
+      client(activityId).Expire(new ActivityExpireAt({ expiresAtMillis: Date.parse(expiresAt) }), { discard: true }).pipe(
+        Effect.orDie
+      )
+
+    const flush = (activityId: string) =>
+      client(activityId).Flush(undefined, { discard: true }).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not hand a live activity to its entity", cause))
+      )
+
+    const found = (tokenId: string, identifier: string) =>
+      Effect.flatMap(repo.findId(tokenId, identifier), (id) => id === undefined ? Effect.fail(notFound) : Effect.succeed(id))
+
+    const mutation = (activityId: string, o: MutationOutcome, extra: { readonly replaced?: number; readonly failed?: number } = {}) =>
+      Effect.map(repo.record(activityId), (activity) => {
+        const warnings = budgetWarnings(activity.props)
+        const failed = o.failed + (extra.failed ?? 0)
+        return new LiveActivityMutation({
+          activity,
+          accepted: o.accepted,
+          failed,
+          apnsPriority: o.apnsPriority,
+          priorityReason: o.priorityReason,
+          queued: o.queued,
+          superseded: o.superseded,
+          ...(extra.replaced !== undefined ? { replaced: extra.replaced } : {}),
+          message: describe({ ...o, failed }),
+          ...(warnings.length > 0 ? { budgetWarnings: warnings } : {})
+        }, { disableChecks: true })
+      })
+
+    const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
+      Effect.gen(function*() {
+        if (deviceIds !== undefined) {
+          const rows = yield* sql<{ id: string }>`
+            SELECT id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[]) ORDER BY id`
+          if (rows.length !== new Set(deviceIds).size) return yield* new NotFound({ error: "Device not found." })
+          return rows.map((r) => r.id)
+        }
+        const rows = yield* sql<{ id: string }>`
+          SELECT id FROM devices WHERE user_id = ${userId} AND active AND live_activities_capable ORDER BY id`
+        return rows.map((r) => r.id)
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const start = Effect.fn("LiveActivities.start")(function*(agent: AgentPrincipal, input: StartActivityRequest) {
+      const deviceIds = yield* targets(agent.userId, input.deviceIds)
+      if (deviceIds.length === 0) {
+        return yield* new NoLiveActivityDevice({ error: "No active device of the account can show live activities." })
+      }
+      const key = input.key ?? null
+      let replaced = 0
+      if (key !== null) {
+        const live = yield* repo.liveByKey(agent.tokenId, key)
+        if (live !== undefined && input.replace !== true) {
+          return yield* new ActivityKeyConflict({ error: `A live activity with key "${key}" is still live; pass replace: true.` })
+        }
+        if (live !== undefined) {
+          yield* client(live).End().pipe(Effect.catchTags({ ...clusterFailuresAreDefects, ActivityEnded: () => Effect.void }))
+          replaced = 1
+        }
+      }
+      const id = yield* makeId("act")
+      const now = yield* Clock.currentTimeMillis
+      const expiresAt = new Date(now + (input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS) * 1000).toISOString()
+      const props = { ...input.props }
+      const message = liveActivityMessage({
+        activityId: id,
+        event: "start",
+        state: props,
+        priority: 10,
+        timestampSeconds: Math.floor(now / 1000),
+        alert: { title: String(props.title), body: String(props.status ?? props.subtitle ?? props.detail ?? "") },
+        staleDate: Math.floor(Date.parse(expiresAt) / 1000)
+      })
+      const bytes = payloadBytes(message)
+      if (bytes > APNS_PAYLOAD_LIMIT) {
+        return yield* new ActivityPayloadTooLarge({
+          error: `The start's push payload would be ${bytes} bytes; APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
+          limit: APNS_PAYLOAD_LIMIT
+        })
+      }
+      const started = yield* sql.withTransaction(
+        repo.start({ id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }, deviceIds, "start", () => message)
+      ).pipe(Effect.catchTag("SqlError", Effect.die))
+      if (started === undefined) return yield* capacityExceeded
+      yield* scheduleExpiry(id, expiresAt)
+      yield* client(id).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
+      const o = yield* repo.outcomeOf(id, 1)
+      return yield* mutation(id, { sequence: 1, apnsPriority: 10, priorityReason: "start", superseded: 0, ...o }, {
+        replaced,
+        failed: started.full.length
+      })
+    })
+
+    const update = Effect.fn("LiveActivities.update")(function*(tokenId: string, identifier: string, input: UpdateActivityRequest) {
+      const id = yield* found(tokenId, identifier)
+      const o = yield* client(id).Update({ props: { ...input.props }, priority: input.priority ?? "default" }).pipe(
+        Effect.catchTags(clusterFailuresAreDefects)
+      )
+      return yield* mutation(id, o)
+    })
+
+    const end = Effect.fn("LiveActivities.end")(function*(tokenId: string, identifier: string) {
+      const id = yield* found(tokenId, identifier)
+      const o = yield* client(id).End().pipe(Effect.catchTags(clusterFailuresAreDefects))
+      return yield* mutation(id, o)
+    })
+
+    const registerUpdateToken = Effect.fn("LiveActivities.registerUpdateToken")(
+      function*(userId: string, activityId: string, deviceId: string, token: string) {
+        if (!(yield* repo.setUpdateToken(userId, activityId, deviceId, token))) return yield* notFound
+        // The device's queued updates and end go now, in order.
+        yield* client(activityId).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
+      }
+    )
 
     const startPromptCard: LiveActivities["Service"]["startPromptCard"] = (activityId, interaction, owner, deviceIds) =>
       Effect.gen(function*() {
         const state = promptCardState(interaction)
         const timestampSeconds = yield* seconds
-        const started = yield* repo.startCard(
-          {
-            id: activityId,
-            userId: owner.userId,
-            tokenId: owner.tokenId,
-            interactionId: interaction.id,
-            props: state,
-            expiresAt: interaction.expiresAt
-          },
+        const started = yield* repo.start(
+          { id: activityId, userId: owner.userId, tokenId: owner.tokenId, key: null, interactionId: interaction.id, props: state, expiresAt: interaction.expiresAt },
           deviceIds,
+          "interaction",
           () =>
             liveActivityMessage({
               activityId,
@@ -57,13 +208,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
               staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
             })
         )
-        if (started === undefined) {
-          return yield* new ActivityCapacityExceeded({
-            error: `Every target device already shows ${DEVICE_CAPACITY} live activities.`,
-            limit: DEVICE_CAPACITY
-          })
-        }
-        return started.length
+        if (started === undefined) return yield* capacityExceeded
+        return started.started.length
       })
 
     const endPromptCard = (interaction: Interaction) =>
@@ -78,14 +224,17 @@ export class LiveActivities extends Context.Service<LiveActivities, {
             timestampSeconds: now,
             // The outcome stays readable on the lock screen for a minute.
             dismissalDate: now + 60
-          })
-        )
+          }))
       })
 
-    const flush = (activityId: string) =>
-      client(activityId).Flush(undefined, { discard: true }).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("could not hand a live activity to its entity", cause))
+    // Expiry timers of live activities whose start was cut short before its
+    // timer was stored (a crash): re-sent at start, deduplicated by key.
+    yield* Effect.forkScoped(
+      Effect.flatMap(repo.liveDeadlines, (rows) =>
+        Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not reschedule live activity expiry timers", cause))
       )
+    )
 
     yield* Effect.forkScoped(
       Effect.gen(function*() {
@@ -101,6 +250,18 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       )
     )
 
-    return LiveActivities.of({ startPromptCard, endPromptCard, flush })
+    return LiveActivities.of({
+      list: (tokenId) =>
+        Effect.flatMap(repo.list(tokenId, LIST_LIMIT), (ids) =>
+          Effect.map(Effect.forEach(ids, repo.record), (items) => new LiveActivityList({ items }, { disableChecks: true }))),
+      get: (tokenId, identifier) => Effect.flatMap(found(tokenId, identifier), repo.record),
+      start,
+      update,
+      end,
+      registerUpdateToken,
+      startPromptCard,
+      endPromptCard,
+      flush
+    })
   }))
 }

@@ -2,33 +2,44 @@
  * SQL of live activities: the logical activity, its place on each target
  * device (at most five concurrent per device), and each device's ordered
  * queue of operations. Capacity is checked with the target devices' rows
- * locked, so concurrent starts to one device cannot overfill it.
+ * locked, so concurrent starts to one device cannot overfill it. An
+ * operation is claimed (committed `sending`) before its provider call, so
+ * it is never sent twice.
  */
-import { Context, Effect, Layer } from "effect"
+import { LiveActivity, LiveActivityProps, LiveActivityReadiness } from "@herald/api"
+import type { PriorityReason } from "@herald/api"
+import { Array as Arr, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
 import type { PushMessage } from "../push/PushMessage.ts"
 
 /** spec Limits: concurrent live activities per device, interactive prompt cards included. */
 export const DEVICE_CAPACITY = 5
+/** How long iOS updates may wait for an update token before the readiness warns. */
+export const UPDATE_TOKEN_DELAY_SECONDS = 30
 
-export interface NewCard {
+export interface NewActivity {
   readonly id: string
   readonly userId: string
   readonly tokenId: string
-  readonly interactionId: string
+  readonly key: string | null
+  readonly interactionId: string | null
   readonly props: Readonly<Record<string, unknown>>
   readonly expiresAt: string
 }
 
-/** A queued operation with what sending it needs. */
+/** The next operation of one device, with what sending it needs. */
 export interface QueuedOperation {
   readonly id: string
   readonly deviceId: string
   readonly seq: number
   readonly op: "start" | "update" | "end"
   readonly priority: 5 | 10
+  readonly priorityReason: PriorityReason
+  readonly status: "queued" | "sending"
   readonly payload: PushMessage
   readonly attempts: number
+  readonly due: boolean
   readonly platform: "ios" | "android"
   readonly pushToken: string
   readonly pushToStartToken: string | null
@@ -36,32 +47,94 @@ export interface QueuedOperation {
   readonly environment: "sandbox" | "production" | null
 }
 
+/** What one mutation's operations came to. */
+export interface SeqOutcome {
+  readonly accepted: number
+  readonly failed: number
+  readonly queued: number
+}
+
+export interface ActivityHead {
+  readonly id: string
+  readonly status: string
+  readonly props: Readonly<Record<string, unknown>>
+  readonly sequence: number
+  readonly milestoneGrants: ReadonlyArray<number>
+  readonly expiresAt: string
+}
+
 export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /**
-   * Starts a card on the devices with room, with each device's `start`
-   * operation queued (in the caller's transaction). Answers the devices used,
-   * or none when every device is full.
+   * Creates the activity on the devices with room (full ones are its failed
+   * targets) and queues each start (in the caller's transaction). None when
+   * every device is full.
    */
-  readonly startCard: (
-    card: NewCard,
+  readonly start: (
+    activity: NewActivity,
     deviceIds: ReadonlyArray<string>,
+    reason: "start" | "interaction",
     startMessage: (deviceId: string) => PushMessage
-  ) => Effect.Effect<ReadonlyArray<string> | undefined>
-  /** Ends the logical activity at once: frees the devices and queues each device's `end`. */
-  readonly endForInteraction: (interactionId: string, endMessage: (activityId: string) => PushMessage) => Effect.Effect<string | undefined>
-  /** Claims the next due operation of each device of the activity, in sequence order. */
-  readonly claimNext: (activityId: string) => Effect.Effect<ReadonlyArray<QueuedOperation>>
+  ) => Effect.Effect<{ readonly started: ReadonlyArray<string>; readonly full: ReadonlyArray<string> } | undefined>
+  /** The live activity of this token with this key (to replace or refuse a start). */
+  readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
+  /** An activity of this token by id or key (the live one with that key, else the newest). */
+  readonly findId: (tokenId: string, identifier: string) => Effect.Effect<string | undefined>
+  readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<string>>
+  readonly record: (activityId: string) => Effect.Effect<LiveActivity>
+  readonly head: (activityId: string) => Effect.Effect<ActivityHead | undefined>
+  /**
+   * Queues an update for every device showing (or about to show) the
+   * activity. A routine one supersedes the device's unsent routine updates
+   * queued after its last milestone, start or end (those are barriers).
+   */
+  readonly enqueueUpdate: (
+    activityId: string,
+    props: Readonly<Record<string, unknown>>,
+    priority: 5 | 10,
+    reason: PriorityReason,
+    grants: ReadonlyArray<number>,
+    message: (activityId: string) => PushMessage
+  ) => Effect.Effect<{ readonly sequence: number; readonly superseded: number }>
+  /** Ends the logical activity at once; queues each showing device's end. None when it had already ended. */
+  readonly end: (activityId: string, message: (activityId: string) => PushMessage) => Effect.Effect<
+    { readonly sequence: number; readonly superseded: number } | undefined
+  >
+  readonly endForInteraction: (interactionId: string, message: (activityId: string) => PushMessage) => Effect.Effect<string | undefined>
+  /** At the deadline: `expired`, queued operations dropped, devices freed. */
+  readonly expire: (activityId: string) => Effect.Effect<boolean>
+  /** Stores a device's update token for the activity; false when not the person's. */
+  readonly setUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<boolean>
+  /** Each device's next operation (lowest sequence not yet done). */
+  readonly nextOperations: (activityId: string) => Effect.Effect<ReadonlyArray<QueuedOperation>>
+  /** Claims a queued operation for sending; false when another sender has it. */
+  readonly claim: (opId: string) => Effect.Effect<boolean>
   readonly recordAccepted: (op: QueuedOperation) => Effect.Effect<void>
   readonly recordFailed: (op: QueuedOperation, reason: string) => Effect.Effect<void>
   /** Back to the queue, due after `delayMillis` (a transient provider failure). */
   readonly requeue: (op: QueuedOperation, reason: string, delayMillis: number) => Effect.Effect<void>
+  readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
   /** Activities with operations due now (after a restart, or a retry's backoff). */
   readonly withQueuedWork: Effect.Effect<ReadonlyArray<string>>
+  /** Live activities and their deadlines: what the expiry timers must cover after a start. */
+  readonly liveDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
 }>()("herald/ActivitiesRepo") {
   static readonly layer = Layer.effect(ActivitiesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const startCard: ActivitiesRepo["Service"]["startCard"] = (card, deviceIds, startMessage) =>
+    const insertOps = (activityId: string, deviceIds: ReadonlyArray<string>, seq: number, op: string, priority: number, reason: string, payload: (deviceId: string) => PushMessage) =>
+      !Arr.isReadonlyArrayNonEmpty(deviceIds) ? Effect.void : sql`
+        INSERT INTO live_activity_operations ${sql.insert(Arr.map(deviceIds, (deviceId) => ({
+          id: `${activityId}_${deviceId}_${seq}`,
+          activityId,
+          deviceId,
+          seq,
+          op,
+          priority,
+          priorityReason: reason,
+          payload: JSON.stringify(payload(deviceId))
+        })))}`.pipe(Effect.asVoid)
+
+    const start: ActivitiesRepo["Service"]["start"] = (activity, deviceIds, reason, startMessage) =>
       Effect.gen(function*() {
         // Locked in id order: concurrent starts to the same devices queue here.
         yield* sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR UPDATE`
@@ -70,67 +143,219 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           WHERE t.device_id = ANY(${[...deviceIds]}::text[]) AND t.status IN ('queued', 'active')
           GROUP BY t.device_id`
         const used = new Map(counts.map((c) => [c.deviceId, c.n]))
-        const room = deviceIds.filter((id) => (used.get(id) ?? 0) < DEVICE_CAPACITY)
-        if (room.length === 0) return undefined
+        const started = deviceIds.filter((id) => (used.get(id) ?? 0) < DEVICE_CAPACITY)
+        const full = deviceIds.filter((id) => (used.get(id) ?? 0) >= DEVICE_CAPACITY)
+        if (started.length === 0) return undefined
         yield* sql`
-          INSERT INTO live_activities (id, user_id, token_id, interaction_id, props, status, sequence, expires_at)
-          VALUES (${card.id}, ${card.userId}, ${card.tokenId}, ${card.interactionId}, ${JSON.stringify(card.props)}::jsonb,
-                  'starting', 1, ${card.expiresAt})`
+          INSERT INTO live_activities (id, user_id, token_id, key, interaction_id, props, status, sequence, expires_at)
+          VALUES (${activity.id}, ${activity.userId}, ${activity.tokenId}, ${activity.key}, ${activity.interactionId},
+                  ${JSON.stringify(activity.props)}::jsonb, ${full.length > 0 ? "starting" : "starting"}, 1, ${activity.expiresAt})`
         yield* sql`
-          INSERT INTO live_activity_targets (activity_id, device_id)
-          SELECT ${card.id}, d FROM unnest(${room}::text[]) AS d`
-        for (const deviceId of room) {
-          yield* sql`
-            INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
-            VALUES (${`${card.id}_${deviceId}_1`}, ${card.id}, ${deviceId}, 1, 'start', 10, 'interaction',
-                    ${JSON.stringify(startMessage(deviceId))}::jsonb)`
-        }
-        return room
+          INSERT INTO live_activity_targets (activity_id, device_id, status)
+          SELECT ${activity.id}, d.id, CASE WHEN d.id = ANY(${full}::text[]) THEN 'failed' ELSE 'queued' END
+          FROM unnest(${[...deviceIds]}::text[]) AS d(id)`
+        yield* insertOps(activity.id, started, 1, "start", 10, reason, startMessage)
+        return { started, full }
       }).pipe(Effect.orDie)
 
-    const endForInteraction = (interactionId: string, endMessage: (activityId: string) => PushMessage) =>
+    const liveByKey = (tokenId: string, key: string) =>
+      sql<{ id: string }>`SELECT id FROM live_activities WHERE token_id = ${tokenId} AND key = ${key}
+                          AND status NOT IN ('ended', 'expired', 'failed')`.pipe(
+        Effect.map((rows) => rows[0]?.id),
+        Effect.orDie
+      )
+
+    const findId = (tokenId: string, identifier: string) =>
+      sql<{ id: string }>`
+        SELECT id FROM live_activities WHERE token_id = ${tokenId} AND (id = ${identifier} OR key = ${identifier})
+        ORDER BY (status NOT IN ('ended', 'expired', 'failed')) DESC, created_at DESC LIMIT 1`.pipe(
+        Effect.map((rows) => rows[0]?.id),
+        Effect.orDie
+      )
+
+    const list = (tokenId: string, limit: number) =>
+      sql<{ id: string }>`SELECT id FROM live_activities WHERE token_id = ${tokenId}
+                          ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((r) => r.id)),
+        Effect.orDie
+      )
+
+    interface RecordRow {
+      readonly id: string
+      readonly key: string | null
+      readonly props: Record<string, unknown>
+      readonly status: LiveActivity["status"]
+      readonly sequence: number
+      readonly accepted: number
+      readonly failed: number
+      readonly expiresAt: string
+      readonly createdAt: string
+      readonly updatedAt: string
+      readonly endedAt: string | null
+      readonly ready: number
+      readonly queuedStarts: number
+      readonly awaitingUpdateToken: number
+      readonly delayed: boolean
+      readonly nextStartAt: string | null
+    }
+
+    const record = (activityId: string) =>
+      sql<RecordRow>`
+        SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
+          (SELECT count(*)::int FROM live_activity_operations o
+           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'accepted') AS accepted,
+          (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'failed') AS failed,
+          (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'active'
+             AND NOT EXISTS (SELECT 1 FROM live_activity_operations o WHERE o.activity_id = a.id
+               AND o.device_id = t.device_id AND o.status IN ('queued', 'sending'))) AS ready,
+          (SELECT count(*)::int FROM live_activity_operations o
+           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status IN ('queued', 'sending')) AS queued_starts,
+          (SELECT count(DISTINCT o.device_id)::int FROM live_activity_operations o
+           JOIN devices d ON d.id = o.device_id
+           JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
+           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
+             AND t.update_token IS NULL) AS awaiting_update_token,
+          EXISTS (SELECT 1 FROM live_activity_operations o
+           JOIN devices d ON d.id = o.device_id
+           JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
+           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
+             AND t.update_token IS NULL
+             AND o.created_at < now() - make_interval(secs => ${UPDATE_TOKEN_DELAY_SECONDS})) AS delayed,
+          (SELECT min(o.next_attempt_at) FROM live_activity_operations o
+           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
+        FROM live_activities a WHERE a.id = ${activityId}`.pipe(
+        Effect.map((rows) => {
+          const r = rows[0]!
+          return new LiveActivity({
+            id: r.id,
+            key: r.key,
+            props: new LiveActivityProps(r.props as LiveActivityProps, { disableChecks: true }),
+            status: r.status,
+            sequence: r.sequence,
+            accepted: r.accepted,
+            failed: r.failed,
+            expiresAt: r.expiresAt,
+            createdAt: r.createdAt,
+            updatedAt: r.updatedAt,
+            endedAt: r.endedAt,
+            readiness: new LiveActivityReadiness({
+              ready: r.ready,
+              queuedStarts: r.queuedStarts,
+              awaitingUpdateToken: r.awaitingUpdateToken,
+              warnings: r.delayed ? ["update_token_delayed"] : [],
+              nextStartAt: r.nextStartAt
+            }, { disableChecks: true })
+          }, { disableChecks: true })
+        }),
+        Effect.orDie
+      )
+
+    const head = (activityId: string) =>
+      sql<{ id: string; status: string; props: Record<string, unknown>; sequence: number; milestoneGrants: ReadonlyArray<string | number>; expiresAt: string }>`
+        SELECT id, status, props, sequence, milestone_grants, expires_at FROM live_activities WHERE id = ${activityId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : { ...rows[0], milestoneGrants: rows[0].milestoneGrants.map(Number) }),
+        Effect.orDie
+      )
+
+    /** Routine updates of a device queued after its last barrier (start, milestone, end) become superseded. */
+    const supersedeRoutine = (activityId: string, belowSeq: number) =>
+      sql<{ n: number }>`
+        WITH s AS (
+          UPDATE live_activity_operations o SET status = 'superseded'
+          WHERE o.activity_id = ${activityId} AND o.status = 'queued' AND o.op = 'update'
+            AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < ${belowSeq}
+            AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
+              WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
+                AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)
+          RETURNING 1)
+        SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+
+    const showing = (activityId: string) =>
+      sql<{ deviceId: string }>`SELECT device_id FROM live_activity_targets
+                                WHERE activity_id = ${activityId} AND status IN ('queued', 'active') ORDER BY device_id`.pipe(
+        Effect.map((rows) => rows.map((r) => r.deviceId))
+      )
+
+    const enqueueUpdate: ActivitiesRepo["Service"]["enqueueUpdate"] = (activityId, props, priority, reason, grants, message) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ sequence: number }>`
+          UPDATE live_activities SET props = ${JSON.stringify(props)}::jsonb, sequence = sequence + 1, updated_at = now(),
+            milestone_grants = ${grants.map(String)}::bigint[]
+          WHERE id = ${activityId} RETURNING sequence`
+        const sequence = rows[0]!.sequence
+        const devices = yield* showing(activityId)
+        yield* insertOps(activityId, devices, sequence, "update", priority, reason, () => message(activityId))
+        // Any newer snapshot (a milestone too) replaces the unsent routine ones before it.
+        const superseded = yield* supersedeRoutine(activityId, sequence)
+        return { sequence, superseded }
+      })).pipe(Effect.orDie)
+
+    const endWhere = (where: Statement.Fragment, message: (activityId: string) => PushMessage) =>
       Effect.gen(function*() {
         const ended = yield* sql<{ id: string; sequence: number }>`
           UPDATE live_activities SET status = 'ended', ended_at = now(), updated_at = now(), sequence = sequence + 1
-          WHERE interaction_id = ${interactionId} AND status NOT IN ('ended', 'expired')
-          RETURNING id, sequence`
+          WHERE ${where} AND status NOT IN ('ended', 'expired') RETURNING id, sequence`
         const activity = ended[0]
         if (activity === undefined) return undefined
-        // Starts never sent are dropped; devices that show the card get its end.
-        yield* sql`UPDATE live_activity_operations SET status = 'superseded'
-                   WHERE activity_id = ${activity.id} AND status = 'queued' AND op = 'start'`
-        yield* sql`
-          INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
-          SELECT ${activity.id} || '_' || t.device_id || '_' || ${activity.sequence}, t.activity_id, t.device_id,
-                 ${activity.sequence}, 'end', 10, 'end', ${JSON.stringify(endMessage(activity.id))}::jsonb
-          FROM live_activity_targets t WHERE t.activity_id = ${activity.id} AND t.status = 'active'`
+        // Starts never sent are dropped; devices that show (or will show) the card get its end, after what is queued.
+        const unstarted = yield* sql<{ deviceId: string }>`
+          UPDATE live_activity_operations SET status = 'superseded'
+          WHERE activity_id = ${activity.id} AND status = 'queued' AND op = 'start' RETURNING device_id`
+        const superseded = unstarted.length + (yield* supersedeRoutine(activity.id, activity.sequence))
+        const devices = (yield* sql<{ deviceId: string }>`
+          SELECT device_id FROM live_activity_targets WHERE activity_id = ${activity.id} AND status = 'active'
+            OR (activity_id = ${activity.id} AND status = 'queued' AND EXISTS (
+              SELECT 1 FROM live_activity_operations o WHERE o.activity_id = ${activity.id}
+                AND o.device_id = live_activity_targets.device_id AND o.op = 'start' AND o.status = 'sending'))`)
+          .map((r) => r.deviceId)
+        yield* insertOps(activity.id, devices, activity.sequence, "end", 10, "end", () => message(activity.id))
         yield* sql`UPDATE live_activity_targets SET status = 'ended'
                    WHERE activity_id = ${activity.id} AND status IN ('queued', 'active')`
-        return activity.id
-      }).pipe(Effect.orDie)
+        return { id: activity.id, sequence: activity.sequence, superseded }
+      })
 
-    const claimNext = (activityId: string) =>
+    const end: ActivitiesRepo["Service"]["end"] = (activityId, message) =>
+      sql.withTransaction(endWhere(sql`id = ${activityId}`, message)).pipe(
+        Effect.map((r) => r === undefined ? undefined : { sequence: r.sequence, superseded: r.superseded }),
+        Effect.orDie
+      )
+
+    const endForInteraction = (interactionId: string, message: (activityId: string) => PushMessage) =>
+      endWhere(sql`interaction_id = ${interactionId}`, message).pipe(Effect.map((r) => r?.id), Effect.orDie)
+
+    const expire = (activityId: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`
+          UPDATE live_activities SET status = 'expired', updated_at = now(), ended_at = COALESCE(ended_at, now())
+          WHERE id = ${activityId} AND status NOT IN ('ended', 'expired') RETURNING id`
+        // Whatever is still queued (an ended activity's ends included) is past its deadline.
+        yield* sql`UPDATE live_activity_operations SET status = 'expired' WHERE activity_id = ${activityId} AND status = 'queued'`
+        yield* sql`UPDATE live_activity_targets SET status = 'ended' WHERE activity_id = ${activityId} AND status IN ('queued', 'active')`
+        return rows.length > 0
+      })).pipe(Effect.orDie)
+
+    const setUpdateToken = (userId: string, activityId: string, deviceId: string, token: string) =>
+      sql`
+        UPDATE live_activity_targets t SET update_token = ${token}
+        FROM devices d, live_activities a
+        WHERE t.activity_id = ${activityId} AND t.device_id = ${deviceId} AND d.id = t.device_id AND d.user_id = ${userId}
+          AND a.id = t.activity_id AND a.user_id = ${userId}
+        RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    const nextOperations = (activityId: string) =>
       sql<QueuedOperation>`
-        WITH next AS (
-          SELECT DISTINCT ON (o.device_id) o.id FROM live_activity_operations o
-          WHERE o.activity_id = ${activityId} AND o.status IN ('queued', 'sending')
-          ORDER BY o.device_id, o.seq),
-        -- iOS updates and ends wait (queued, in order) for the device's update token.
-        ready AS (
-          SELECT n.id FROM next n
-          JOIN live_activity_operations o ON o.id = n.id
-          JOIN devices d ON d.id = o.device_id
-          JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
-          WHERE o.op = 'start' OR d.platform = 'android' OR t.update_token IS NOT NULL),
-        claimed AS (
-          UPDATE live_activity_operations o SET status = 'sending', attempts = o.attempts + 1
-          FROM ready WHERE o.id = ready.id AND o.status = 'queued' AND o.next_attempt_at <= now()
-          RETURNING o.*)
-        SELECT c.id, c.device_id, c.seq, c.op, c.priority, c.payload, c.attempts, d.platform, d.push_token,
-               d.push_to_start_token, t.update_token, d.live_activity_token_environment AS environment
-        FROM claimed c
-        JOIN devices d ON d.id = c.device_id
-        JOIN live_activity_targets t ON t.activity_id = c.activity_id AND t.device_id = c.device_id`.pipe(Effect.orDie)
+        SELECT DISTINCT ON (o.device_id) o.id, o.device_id, o.seq, o.op, o.priority, o.priority_reason, o.status,
+          o.payload, o.attempts, o.next_attempt_at <= now() AS due, d.platform, d.push_token, d.push_to_start_token,
+          t.update_token, d.live_activity_token_environment AS environment
+        FROM live_activity_operations o
+        JOIN devices d ON d.id = o.device_id
+        JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
+        WHERE o.activity_id = ${activityId} AND o.status IN ('queued', 'sending')
+        ORDER BY o.device_id, o.seq`.pipe(Effect.orDie)
+
+    const claim = (opId: string) =>
+      sql`UPDATE live_activity_operations SET status = 'sending', attempts = attempts + 1
+          WHERE id = ${opId} AND status = 'queued' RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
     /** The activity's status from its devices: any showing it → active (partial when some failed). */
     const refreshStatus = (activityId: string) =>
@@ -146,26 +371,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
               FROM live_activity_targets WHERE activity_id = ${activityId}) s
         WHERE a.id = ${activityId} AND a.status NOT IN ('ended', 'expired')`
 
-    const recordAccepted = (op: QueuedOperation) =>
+    const settle = (op: QueuedOperation, status: "accepted" | "failed", reason: string | null) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<{ activityId: string }>`
-          UPDATE live_activity_operations SET status = 'accepted', sent_at = now()
+          UPDATE live_activity_operations SET status = ${status}, error_code = ${reason}, sent_at = now()
           WHERE id = ${op.id} RETURNING activity_id`
         const activityId = rows[0]?.activityId
         if (activityId === undefined || op.op !== "start") return
-        yield* sql`UPDATE live_activity_targets SET status = 'active'
-                   WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
-        yield* refreshStatus(activityId)
-      })).pipe(Effect.orDie)
-
-    const recordFailed = (op: QueuedOperation, reason: string) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ activityId: string }>`
-          UPDATE live_activity_operations SET status = 'failed', error_code = ${reason}, sent_at = now()
-          WHERE id = ${op.id} RETURNING activity_id`
-        const activityId = rows[0]?.activityId
-        if (activityId === undefined || op.op !== "start") return
-        yield* sql`UPDATE live_activity_targets SET status = 'failed'
+        yield* sql`UPDATE live_activity_targets SET status = ${status === "accepted" ? "active" : "failed"}
                    WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
         yield* refreshStatus(activityId)
       })).pipe(Effect.orDie)
@@ -174,6 +387,16 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       sql`UPDATE live_activity_operations SET status = 'queued', error_code = ${reason},
             next_attempt_at = now() + make_interval(secs => ${delayMillis / 1000})
           WHERE id = ${op.id}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const outcomeOf = (activityId: string, seq: number) =>
+      sql<SeqOutcome>`
+        SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
+               count(*) FILTER (WHERE status IN ('failed', 'expired'))::int AS failed,
+               count(*) FILTER (WHERE status IN ('queued', 'sending'))::int AS queued
+        FROM live_activity_operations WHERE activity_id = ${activityId} AND seq = ${seq}`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      )
 
     const withQueuedWork = sql<{ activityId: string }>`
       SELECT DISTINCT o.activity_id FROM live_activity_operations o
@@ -186,6 +409,29 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       Effect.orDie
     )
 
-    return ActivitiesRepo.of({ startCard, endForInteraction, claimNext, recordAccepted, recordFailed, requeue, withQueuedWork })
+    const liveDeadlines = sql<{ id: string; expiresAt: string }>`
+      SELECT id, expires_at FROM live_activities WHERE status NOT IN ('ended', 'expired', 'failed')`.pipe(Effect.orDie)
+
+    return ActivitiesRepo.of({
+      start,
+      liveByKey,
+      findId,
+      list,
+      record,
+      head,
+      enqueueUpdate,
+      end,
+      endForInteraction,
+      expire,
+      setUpdateToken,
+      nextOperations,
+      claim,
+      recordAccepted: (op) => settle(op, "accepted", null),
+      recordFailed: (op, reason) => settle(op, "failed", reason),
+      requeue,
+      outcomeOf,
+      withQueuedWork,
+      liveDeadlines
+    })
   }))
 }

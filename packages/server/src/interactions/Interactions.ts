@@ -23,6 +23,7 @@ import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { MAX_PENDING_LISTED } from "../config/Limits.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
+import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
@@ -39,14 +40,6 @@ const DEFAULT_WAIT_SECONDS = 30
 /** The notification category the phone app registers for each kind's buttons. */
 const categoryOf = (kind: Interaction["kind"]) =>
   kind === "approval" ? "HERALD_APPROVAL" : kind === "yes_no" ? "HERALD_YES_NO" : "HERALD_REPLY"
-
-/** The actor runtime failing to deliver a message is the server's fault, not the caller's: a 500. */
-const clusterFailuresAreDefects = {
-  MailboxFull: Effect.die,
-  AlreadyProcessingMessage: Effect.die,
-  PersistenceError: Effect.die,
-  EntityNotAssignedToRunner: Effect.die
-} as const
 
 const createdMessage = (accepted: number, devices: number, queued: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices. The prompt is pending."

@@ -39,9 +39,12 @@ import { InboundHandlers } from "../services/hooksHttp.ts"
 import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
 import { Services } from "../services/Services.ts"
 import { LiveActivityLive } from "../activities/ActivityEntity.ts"
+import { DevicePacing } from "../activities/DevicePacing.ts"
+import { ActivitiesHandlers, PersonActivitiesHandlers } from "../activities/http.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { ActivitiesRepo } from "../activities/Repo.ts"
 import { ClusterLayer } from "../cluster/Cluster.ts"
+import { ActivityConfig } from "../config/ActivityConfig.ts"
 import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
 import { Interactions } from "../interactions/Interactions.ts"
 import { PromptLive } from "../interactions/PromptEntity.ts"
@@ -53,11 +56,11 @@ import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
-  Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers])
+  Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
-  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers])
+  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -81,7 +84,8 @@ const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(Transitions.layer),
   Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
-  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepo.layer, ReplyWebhooks.layer, ClusterLayer))
+  Layer.provideMerge(DevicePacing.layer),
+  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepo.layer, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer))
 )
 
 /** Everything that needs the database, built on a migrated one. */

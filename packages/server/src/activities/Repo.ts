@@ -266,6 +266,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
             AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < ${belowSeq}
             AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
               WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
+                AND b.seq < ${belowSeq}
                 AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))

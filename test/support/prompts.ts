@@ -19,6 +19,14 @@ export const moveDeadline = (id: string, atMillis: number) =>
       sql`UPDATE cluster_messages SET deliver_at = ${atMillis} WHERE entity_type = 'Prompt' AND entity_id = ${id}`
     ])).pipe(Effect.orDie)
 
+/** The same for a live activity: its row and its stored `Expire` timer. */
+export const moveActivityDeadline = (id: string, atMillis: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql`UPDATE live_activities SET expires_at = ${new Date(atMillis).toISOString()} WHERE id = ${id}`,
+      sql`UPDATE cluster_messages SET deliver_at = ${atMillis} WHERE entity_type = 'LiveActivity' AND entity_id = ${id}`
+    ])).pipe(Effect.orDie)
+
 export interface Received {
   readonly path: string
   readonly headers: http.IncomingHttpHeaders

@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { eventually } from "../../../../test/support/eventually.ts"
+import { moveActivityDeadline } from "../../../../test/support/prompts.ts"
 import { makeAgent, rawFetch, testServerLayer } from "../../../../test/support/server.ts"
 
 type Agent = Effect.Success<ReturnType<typeof makeAgent>>
@@ -202,6 +203,26 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
         (yield* Effect.flip(stranger.app.activities.updateToken({ params: { id: activity.id }, payload: { deviceId: iphone.id, token: "x" } })))._tag,
         "NotFound"
       )
+    }))
+
+  it.effect("at its deadline an activity expires: queued operations are dropped and its devices freed", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      yield* phone(agent, "ios")
+      const { activity } = yield* start(agent, { props: { title: "Nightly" }, expiresInSeconds: 60 })
+      yield* agent.client.activities.update({ params: { identifier: activity.id }, payload: { props: { progress: 0.5 } } })
+      const deadline = Date.now() + 500
+      yield* moveActivityDeadline(activity.id, deadline)
+      const expired = yield* eventually(
+        agent.client.activities.get({ params: { identifier: activity.id } }),
+        (a) => a.status === "expired"
+      )
+      assert.isBelow(Date.now() - deadline, 1500)
+      assert.strictEqual(expired.readiness.awaitingUpdateToken, 0)
+      const sql = yield* SqlClient.SqlClient
+      const ops = yield* sql<{ op: string; status: string }>`SELECT op, status FROM live_activity_operations WHERE activity_id = ${activity.id} ORDER BY seq`
+      assert.deepStrictEqual(ops.map((o) => [o.op, o.status]), [["start", "accepted"], ["update", "expired"]])
+      assert.strictEqual((yield* Effect.flip(agent.client.activities.end({ params: { identifier: activity.id } })))._tag, "ActivityEnded")
     }))
 
   it.effect("props: merged field by field (null removes), validated, size-checked; long text warns, never truncated", () =>

@@ -13,7 +13,10 @@
  *    (target p99 < 50 ms idle) and 2,000 concurrent waiters held then released
  *    (target: each within 2 s of its answer), with server memory per waiter.
  *
- * `BENCH_ONLY=auth`, `BENCH_ONLY=notifications` or `BENCH_ONLY=prompts` runs one part.
+ * 4. Live activities (scripts/bench/activities.ts): 200 activities × 2 devices, 10 routine updates/s each
+ *    for 20 s. Target: queued work never beyond one snapshot per device per activity, event-loop p99 < 50 ms.
+ *
+ * `BENCH_ONLY=auth|notifications|prompts|activities` runs one part.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -24,6 +27,7 @@ import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as net from "node:net"
 import * as path from "node:path"
+import { benchActivities } from "./activities.ts"
 import { benchPrompts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -233,6 +237,10 @@ const main = async () => {
     if (reasons !== "") console.log(`not accepted: ${reasons.split("\n").join(", ")}`)
     console.log(`target: ≥ 1500 notifications/s (${sendResult.requestsPerSecond.toFixed(0)}), p99 < 50 ms (${sendResult.p99}), every push within 2 s (${late} late)`)
     results.push(sendResult.requestsPerSecond >= 1500 && sendResult.p99 < 50 && Number(late) === 0)
+  }
+
+  if (only === undefined || only === "activities") {
+    results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, psql: (sql) => psql(databaseUrl, sql) }))
   }
 
   console.log(results.every(Boolean) ? "\ntargets met" : "\nTARGETS MISSED")

@@ -8,6 +8,7 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { latestKnownMigration } from "../db/Migrations.ts"
+import { ProcessMetricsLayer } from "../observability/ProcessMetrics.ts"
 
 const dbUp = Metric.gauge("herald_db_up", { description: "1 when the last readiness probe reached the database." })
 
@@ -28,5 +29,6 @@ export const OpsRoutes = Layer.mergeAll(
       yield* router.add("GET", "/readyz", Effect.map(probe, (r) => HttpServerResponse.jsonUnsafe(r.body, { status: r.status })))
     })
   ),
-  PrometheusMetrics.layerHttp({ path: "/metrics" })
+  PrometheusMetrics.layerHttp({ path: "/metrics" }),
+  ProcessMetricsLayer
 )

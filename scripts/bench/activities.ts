@@ -1,0 +1,144 @@
+/**
+ * The live-activities part of `npm run bench`, against a running Herald:
+ * 200 concurrent activities, each on its own two devices (an iPhone with its
+ * update token, an Android phone), each receiving 10 routine updates a second
+ * for 20 s (one in flight per activity). Printed: update requests per
+ * second and their latency, provider-accepted updates per second, superseded
+ * snapshots, the most operations queued at once, event-loop delay p99 (the
+ * server's own /metrics) and memory per activity.
+ * Target: the server keeps up (takes at least 90 % of the offered updates,
+ * queued work never beyond one snapshot per device per activity) with
+ * event-loop delay p99 under 50 ms.
+ */
+interface Context {
+  readonly baseUrl: string
+  readonly session: string
+  readonly psql: (sql: string) => string
+}
+
+const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
+const SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? 20)
+const RATE = 10
+
+const json = async (response: Response) => {
+  if (!response.ok) throw new Error(`${response.url} answered ${response.status}: ${await response.text()}`)
+  return response.json() as Promise<Record<string, any>>
+}
+
+const inBatches = async <A>(n: number, size: number, f: (i: number) => Promise<A>) => {
+  const out: Array<A> = []
+  for (let i = 0; i < n; i += size) out.push(...await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, k) => f(i + k))))
+  return out
+}
+
+const metric = (text: string, name: string) => {
+  const line = text.split("\n").find((l) => l.startsWith(name))
+  return line === undefined ? 0 : Number(line.split(" ").at(-1))
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+
+export const benchActivities = async ({ baseUrl, psql, session }: Context): Promise<boolean> => {
+  const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }
+  const token = await json(await fetch(`${baseUrl}/api/app/tokens`, {
+    method: "POST",
+    headers: person,
+    body: JSON.stringify({ name: "bench activities", scopes: ["activities:write", "activities:read"] })
+  }))
+  const agent = { authorization: `Bearer ${token.secret}`, "content-type": "application/json" }
+  const iphones = await inBatches(ACTIVITIES, 20, async (i) => {
+    const device = await json(await fetch(`${baseUrl}/api/app/devices`, {
+      method: "POST",
+      headers: person,
+      body: JSON.stringify({ platform: "ios", pushToken: `bench-la-ios-${i}`, liveActivitiesCapable: true })
+    }))
+    await json(await fetch(`${baseUrl}/api/app/devices/${device.id}/push-to-start-token`, {
+      method: "PUT",
+      headers: person,
+      body: JSON.stringify({ token: `bench-la-pts-${i}` })
+    }))
+    return device.id as string
+  })
+  const pixels = await inBatches(ACTIVITIES, 20, async (i) =>
+    (await json(await fetch(`${baseUrl}/api/app/devices`, {
+      method: "POST",
+      headers: person,
+      body: JSON.stringify({ platform: "android", pushToken: `bench-la-android-${i}`, liveActivitiesCapable: true })
+    }))).id as string)
+
+  const before = await (await fetch(`${baseUrl}/metrics`)).text()
+  const activities = await inBatches(ACTIVITIES, 20, async (i) => {
+    const started = await json(await fetch(`${baseUrl}/api/agent/activities`, {
+      method: "POST",
+      headers: agent,
+      body: JSON.stringify({ props: { title: `Job ${i}`, progress: 0 }, deviceIds: [iphones[i], pixels[i]] })
+    }))
+    const id = started.activity.id as string
+    await json(await fetch(`${baseUrl}/api/app/activities/${id}/update-token`, {
+      method: "POST",
+      headers: person,
+      body: JSON.stringify({ deviceId: iphones[i], token: `bench-la-update-${i}` })
+    }))
+    return id
+  })
+
+  // Sample the server's own event-loop delay and the queue depth while loading.
+  const loopP99: Array<number> = []
+  let maxQueued = 0
+  const sampler = setInterval(async () => {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text()
+    loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
+    maxQueued = Math.max(maxQueued, Number(psql("SELECT count(*) FROM live_activity_operations WHERE status IN ('queued', 'sending')")))
+  }, 1000)
+
+  const latencies: Array<number> = []
+  let errors = 0
+  const until = Date.now() + SECONDS * 1000
+  const loadStarted = performance.now()
+  await Promise.all(activities.map(async (id, i) => {
+    let n = 0
+    // Spread the activities over the first tick.
+    await new Promise((r) => setTimeout(r, (i * 1000) / RATE / ACTIVITIES))
+    while (Date.now() < until) {
+      const tick = performance.now()
+      n++
+      const response = await fetch(`${baseUrl}/api/agent/activities/${id}`, {
+        method: "PATCH",
+        headers: agent,
+        body: JSON.stringify({ props: { progress: Math.min(1, n / (RATE * SECONDS)), status: `step ${n}` } })
+      })
+      await response.text()
+      if (!response.ok) errors++
+      latencies.push(performance.now() - tick)
+      const wait = 1000 / RATE - (performance.now() - tick)
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    }
+  }))
+  const loadSeconds = (performance.now() - loadStarted) / 1000
+  clearInterval(sampler)
+  await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
+  const after = await (await fetch(`${baseUrl}/metrics`)).text()
+
+  const [accepted, superseded, stillQueued] = psql(`
+    SELECT count(*) FILTER (WHERE op = 'update' AND status = 'accepted'),
+           count(*) FILTER (WHERE status = 'superseded'),
+           count(*) FILTER (WHERE status IN ('queued', 'sending'))
+    FROM live_activity_operations`).trim().split("|").map(Number)
+  latencies.sort((a, b) => a - b)
+  const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
+  const worstLoop = Math.max(0, ...loopP99)
+  const limit = ACTIVITIES * 2
+
+  console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s\n`)
+  console.log(`update requests: ${(latencies.length / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms, ${errors} errors`)
+  console.log(`device updates accepted by the provider: ${(accepted! / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
+  console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
+  console.log(`event-loop delay p99 (server, 1 s samples): worst ${worstLoop.toFixed(1)} ms; heap per activity ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB`)
+  // Keeping up means taking the offered updates too, not only bounding the queue behind them.
+  const taken = latencies.length / loadSeconds / (ACTIVITIES * RATE)
+  const ok = maxQueued <= limit && stillQueued === 0 && worstLoop < 50 && errors === 0 && taken >= 0.9
+  console.log(`target: queued ≤ ${limit} (${maxQueued}), event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), ` +
+    `≥ 90 % of the offered updates taken (${(taken * 100).toFixed(0)} %)`)
+  return ok
+}

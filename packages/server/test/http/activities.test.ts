@@ -205,6 +205,29 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       )
     }))
 
+  it.effect("provider outcomes: a permanent refusal counts as failed, a transient one stays queued and retries", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const gone = yield* agent.app.devices.register({
+        payload: { platform: "android", pushToken: `unregistered-${Date.now()}`, liveActivitiesCapable: true }
+      })
+      const flaky = yield* agent.app.devices.register({
+        payload: { platform: "android", pushToken: `unavailable-${Date.now()}`, liveActivitiesCapable: true }
+      })
+      const onGone = yield* start(agent, { props: { title: "a" }, deviceIds: [gone.id] })
+      assert.deepStrictEqual([onGone.accepted, onGone.failed, onGone.queued, onGone.activity.status], [0, 1, 0, "failed"])
+      const onFlaky = yield* start(agent, { props: { title: "b" }, deviceIds: [flaky.id] })
+      assert.deepStrictEqual([onFlaky.accepted, onFlaky.failed, onFlaky.queued, onFlaky.activity.status], [0, 0, 1, "starting"])
+      assert.strictEqual(onFlaky.activity.readiness.queuedStarts, 1)
+      assert.isNotNull(onFlaky.activity.readiness.nextStartAt)
+      const sql = yield* SqlClient.SqlClient
+      const [op] = yield* eventually(
+        sql<{ attempts: number; status: string }>`SELECT attempts, status FROM live_activity_operations WHERE activity_id = ${onFlaky.activity.id}`,
+        (rows) => (rows[0]?.attempts ?? 0) >= 2
+      )
+      assert.strictEqual(op?.status === "queued" || op?.status === "sending", true)
+    }))
+
   it.effect("at its deadline an activity expires: queued operations are dropped and its devices freed", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

@@ -27,6 +27,7 @@ import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
 import { APNS_PAYLOAD_LIMIT, liveActivityMessage, payloadBytes } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
+import { nextSlot } from "./Pacing.ts"
 import { ActivitiesRepo } from "./Repo.ts"
 import type { QueuedOperation } from "./Repo.ts"
 
@@ -144,7 +145,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             continue
           }
         } else if (op.op === "update" && op.priority === 5) {
-          const next = (lastRoutine.get(op.deviceId) ?? Number.NEGATIVE_INFINITY) + updateInterval
+          const next = nextSlot(lastRoutine.get(op.deviceId), updateInterval, now)
           if (next > now) {
             wakeAt = Math.min(wakeAt, next)
             continue

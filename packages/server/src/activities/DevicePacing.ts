@@ -4,6 +4,7 @@
  */
 import { Context, Duration, Effect, Layer } from "effect"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
+import { nextSlot } from "./Pacing.ts"
 
 export class DevicePacing extends Context.Service<DevicePacing, {
   /**
@@ -17,7 +18,7 @@ export class DevicePacing extends Context.Service<DevicePacing, {
     const lastStart = new Map<string, number>()
     return DevicePacing.of({
       takeStartSlot: (deviceId, now) => {
-        const next = (lastStart.get(deviceId) ?? Number.NEGATIVE_INFINITY) + interval
+        const next = nextSlot(lastStart.get(deviceId), interval, now)
         if (next > now) return next
         lastStart.set(deviceId, now)
         // Forget devices idle for a while, so the map stays bounded.

@@ -1,13 +1,14 @@
 /**
- * The milestone budget at its boundaries, on a controllable clock: the 5th
- * milestone within a minute and the 21st within an hour fall back to
- * priority 5; each is allowed again from exactly the moment the oldest
- * grant leaves its window.
+ * The live-activity rules that depend on time, on a controllable clock: the
+ * milestone budget at its boundaries (the 5th milestone within a minute and
+ * the 21st within an hour fall back to priority 5, each allowed again from
+ * exactly the moment the oldest grant leaves its window) and pacing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { milestoneAllowed } from "../../src/activities/Budget.ts"
+import { nextSlot } from "../../src/activities/Pacing.ts"
 import { budgetWarnings } from "../../src/activities/TextBudgets.ts"
 
 /** Asks for a milestone now; records the grant when allowed. */
@@ -52,6 +53,27 @@ describe("milestone budget", () => {
       assert.isFalse(yield* ask(grants), "one millisecond before the hour")
       yield* TestClock.adjust(Duration.millis(1))
       assert.isTrue(yield* ask(grants), "exactly an hour after the first")
+    }))
+})
+
+describe("pacing", () => {
+  it.effect("one routine update per device per interval, exactly at the boundary", () =>
+    Effect.gen(function*() {
+      let last: number | undefined
+      const send = Effect.map(Clock.currentTimeMillis, (now) => {
+        const slot = nextSlot(last, 1000, now)
+        if (slot === now) last = now
+        return slot - now
+      })
+      assert.strictEqual(yield* send, 0, "the first goes at once")
+      yield* TestClock.adjust(Duration.millis(400))
+      assert.strictEqual(yield* send, 600, "the next waits for the rest of the interval")
+      yield* TestClock.adjust(Duration.millis(599))
+      assert.strictEqual(yield* send, 1, "one millisecond early")
+      yield* TestClock.adjust(Duration.millis(1))
+      assert.strictEqual(yield* send, 0, "exactly one interval after the last send")
+      yield* TestClock.adjust(Duration.seconds(5))
+      assert.strictEqual(yield* send, 0, "an idle device is not held back")
     }))
 })
 

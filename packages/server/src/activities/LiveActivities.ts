@@ -36,6 +36,9 @@ const capacityExceeded = new ActivityCapacityExceeded({
   limit: DEVICE_CAPACITY
 })
 
+const keyConflict = (key: string) =>
+  new ActivityKeyConflict({ error: `A live activity with key "${key}" is still live; pass replace: true.` })
+
 const describe = (o: { readonly accepted: number; readonly failed: number; readonly queued: number; readonly superseded?: number }) => {
   const parts = [`Accepted by ${o.accepted}, failed on ${o.failed}, ${o.queued} queued`]
   if ((o.superseded ?? 0) > 0) parts.push(`${o.superseded} unsent routine update${o.superseded === 1 ? "" : "s"} superseded`)
@@ -126,9 +129,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       let replaced = 0
       if (key !== null) {
         const live = yield* repo.liveByKey(agent.tokenId, key)
-        if (live !== undefined && input.replace !== true) {
-          return yield* new ActivityKeyConflict({ error: `A live activity with key "${key}" is still live; pass replace: true.` })
-        }
+        if (live !== undefined && input.replace !== true) return yield* keyConflict(key)
         if (live !== undefined) {
           yield* client(live).End().pipe(Effect.catchTags({ ...clusterFailuresAreDefects, ActivityEnded: () => Effect.void }))
           replaced = 1
@@ -156,8 +157,12 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       }
       const started = yield* sql.withTransaction(
         repo.start({ id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }, deviceIds, "start", () => message)
-      ).pipe(Effect.catchTag("SqlError", Effect.die))
-      if (started === undefined) return yield* capacityExceeded
+      ).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        // Rolled back: a concurrent start took the key between the check above and this insert.
+        Effect.catchTag("KeyTaken", () => Effect.fail(keyConflict(key ?? "")))
+      )
+      if (started._tag === "Full") return yield* capacityExceeded
       yield* scheduleExpiry(id, expiresAt)
       yield* client(id).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
       const o = yield* repo.outcomeOf(id, 1)
@@ -208,9 +213,12 @@ export class LiveActivities extends Context.Service<LiveActivities, {
               staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
             })
         )
-        if (started === undefined) return yield* capacityExceeded
+        if (started._tag === "Full") return yield* capacityExceeded
         return started.started.length
-      })
+      }).pipe(
+        // A prompt card has no key: no start can take it first.
+        Effect.catchTag("KeyTaken", Effect.die)
+      )
 
     const endPromptCard = (interaction: Interaction) =>
       Effect.gen(function*() {

@@ -8,7 +8,7 @@
  */
 import { LiveActivity, LiveActivityProps, LiveActivityReadiness } from "@herald/api"
 import type { PriorityReason } from "@herald/api"
-import { Array as Arr, Context, Effect, Layer } from "effect"
+import { Array as Arr, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import type { PushMessage } from "../push/PushMessage.ts"
@@ -54,6 +54,13 @@ export interface SeqOutcome {
   readonly queued: number
 }
 
+export type StartResult =
+  | { readonly _tag: "Started"; readonly started: ReadonlyArray<string>; readonly full: ReadonlyArray<string> }
+  | { readonly _tag: "Full" }
+
+/** A concurrent start took the key first; the caller's transaction must roll back. */
+export class KeyTaken extends Data.TaggedError("KeyTaken") {}
+
 export interface ActivityHead {
   readonly id: string
   readonly status: string
@@ -66,15 +73,16 @@ export interface ActivityHead {
 export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /**
    * Creates the activity on the devices with room (full ones are its failed
-   * targets) and queues each start (in the caller's transaction). None when
-   * every device is full.
+   * targets) and queues each start (in the caller's transaction): `Full`
+   * when every device is full; fails with `KeyTaken` when a concurrent start
+   * took the key first.
    */
   readonly start: (
     activity: NewActivity,
     deviceIds: ReadonlyArray<string>,
     reason: "start" | "interaction",
     startMessage: (deviceId: string) => PushMessage
-  ) => Effect.Effect<{ readonly started: ReadonlyArray<string>; readonly full: ReadonlyArray<string> } | undefined>
+  ) => Effect.Effect<StartResult, KeyTaken>
   /** The live activity of this token with this key (to replace or refuse a start). */
   readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
   /** An activity of this token by id or key (the live one with that key, else the newest). */
@@ -145,18 +153,24 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         const used = new Map(counts.map((c) => [c.deviceId, c.n]))
         const started = deviceIds.filter((id) => (used.get(id) ?? 0) < DEVICE_CAPACITY)
         const full = deviceIds.filter((id) => (used.get(id) ?? 0) >= DEVICE_CAPACITY)
-        if (started.length === 0) return undefined
+        if (started.length === 0) return { _tag: "Full" } as const
         yield* sql`
           INSERT INTO live_activities (id, user_id, token_id, key, interaction_id, props, status, sequence, expires_at)
           VALUES (${activity.id}, ${activity.userId}, ${activity.tokenId}, ${activity.key}, ${activity.interactionId},
-                  ${JSON.stringify(activity.props)}::jsonb, ${full.length > 0 ? "starting" : "starting"}, 1, ${activity.expiresAt})`
+                  ${JSON.stringify(activity.props)}::jsonb, 'starting', 1, ${activity.expiresAt})`
         yield* sql`
           INSERT INTO live_activity_targets (activity_id, device_id, status)
           SELECT ${activity.id}, d.id, CASE WHEN d.id = ANY(${full}::text[]) THEN 'failed' ELSE 'queued' END
           FROM unnest(${[...deviceIds]}::text[]) AS d(id)`
         yield* insertOps(activity.id, started, 1, "start", 10, reason, startMessage)
-        return { started, full }
-      }).pipe(Effect.orDie)
+        return { _tag: "Started", started, full } as const
+      }).pipe(
+        Effect.catchIf(
+          (e) => e._tag === "SqlError" && e.reason._tag === "UniqueViolation" && e.reason.constraint === "live_activities_key",
+          () => Effect.fail(new KeyTaken())
+        ),
+        Effect.catchTag("SqlError", Effect.die)
+      )
 
     const liveByKey = (tokenId: string, key: string) =>
       sql<{ id: string }>`SELECT id FROM live_activities WHERE token_id = ${tokenId} AND key = ${key}

@@ -91,6 +91,14 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       assert.strictEqual(second.replaced, 1)
       assert.strictEqual((yield* agent.client.activities.get({ params: { identifier: first.activity.id } })).status, "ended")
       assert.strictEqual((yield* agent.client.activities.get({ params: { identifier: "build" } })).id, second.activity.id)
+      // Concurrent starts of one new key: one wins, the others conflict.
+      const racing = yield* Effect.forEach(
+        [1, 2, 3, 4, 5],
+        (n) => Effect.result(start(agent, { key: "race", props: { title: `racer ${n}` } })),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(racing.filter((r) => r._tag === "Success").length, 1)
+      assert.isTrue(racing.every((r) => r._tag === "Success" || r.failure._tag === "ActivityKeyConflict"))
       // Another key is untouched by replace.
       const other = yield* start(agent, { key: "tests", props: { title: "Tests" }, replace: true })
       assert.strictEqual(other.replaced, 0)

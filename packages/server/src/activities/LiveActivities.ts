@@ -69,6 +69,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
   readonly endPromptCard: (interaction: Interaction) => Effect.Effect<string | undefined>
   /** Sends what is due for the activity (after the commit). */
   readonly flush: (activityId: string) => Effect.Effect<void>
+  /** After a prompt card's commit: its expiry timer (which also drops what is still queued then), and its first sends. */
+  readonly cardStarted: (activityId: string, expiresAt: string) => Effect.Effect<void>
 }>()("herald/LiveActivities") {
   static readonly layerNoDeps = Layer.effect(LiveActivities, Effect.gen(function*() {
     const repo = yield* ActivitiesRepo
@@ -269,7 +271,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       registerUpdateToken,
       startPromptCard,
       endPromptCard,
-      flush
+      flush,
+      cardStarted: (activityId, expiresAt) => Effect.andThen(scheduleExpiry(activityId, expiresAt), flush(activityId))
     })
   }))
 }

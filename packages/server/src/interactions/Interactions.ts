@@ -83,7 +83,9 @@ export class Interactions extends Context.Service<Interactions, {
           const queued = yield* activities.startPromptCard(row.liveActivityId, interaction, agent, deviceIds)
           return { interaction, queued }
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        yield* Effect.all([scheduleExpiry(row.id, row.expiresAt), activities.flush(row.liveActivityId)]).pipe(Effect.uninterruptible)
+        yield* Effect.all([scheduleExpiry(row.id, row.expiresAt), activities.cardStarted(row.liveActivityId, row.expiresAt)]).pipe(
+          Effect.uninterruptible
+        )
         return new InteractionCreated({
           interaction,
           accepted: 0,

@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { eventually } from "../../../../test/support/eventually.ts"
+import { moveActivityDeadline } from "../../../../test/support/prompts.ts"
 import { makeAgent, TestServerLayer } from "../../../../test/support/server.ts"
 
 type Agent = Effect.Success<ReturnType<typeof makeAgent>>
@@ -92,6 +93,17 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pr
       const endData = (ended[1]?.payload as { data: Record<string, string> }).data
       assert.strictEqual(endData.event, "end")
       assert.strictEqual(JSON.parse(endData.state!).status, "approved")
+
+      // The iPhone's end waits for an update token; at the card's deadline it is dropped, not kept for ever.
+      const sql = yield* SqlClient.SqlClient
+      const waiting = yield* sql<{ status: string }>`
+        SELECT status FROM live_activity_operations WHERE device_id = ${iphone.id} AND op = 'end'`
+      assert.deepStrictEqual(waiting.map((o) => o.status), ["queued"])
+      yield* moveActivityDeadline(created.liveActivityId!, Date.now())
+      yield* eventually(
+        sql<{ status: string }>`SELECT status FROM live_activity_operations WHERE device_id = ${iphone.id} AND op = 'end'`,
+        (rows) => rows[0]?.status === "expired"
+      )
     }))
 
   it.effect("an iOS device without a push-to-start token fails its start and counts nothing", () =>

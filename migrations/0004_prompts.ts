@@ -166,4 +166,8 @@ export default Effect.gen(function*() {
   yield* sql`
     CREATE INDEX live_activity_operations_queued_idx ON live_activity_operations (activity_id, device_id, seq)
     WHERE status IN ('queued', 'sending')`
+  // A mutation's outcome (by sequence) and the activity's accepted starts, without
+  // reading every operation the activity ever had.
+  yield* sql`CREATE INDEX live_activity_operations_seq_idx ON live_activity_operations (activity_id, seq)`
+  yield* sql`CREATE INDEX live_activity_operations_start_idx ON live_activity_operations (activity_id) WHERE op = 'start'`
 })

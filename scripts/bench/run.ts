@@ -16,7 +16,8 @@
  * 4. Live activities (scripts/bench/activities.ts): 200 activities × 2 devices, 10 routine updates/s each
  *    for 20 s. Target: queued work never beyond one snapshot per device per activity, event-loop p99 < 50 ms.
  *
- * `BENCH_ONLY=auth|notifications|prompts|activities` runs one part.
+ * `BENCH_ONLY=auth|notifications|prompts|activities` runs one part; `BENCH_PROFILE=<dir>` writes a CPU
+ * profile of the server there.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -135,7 +136,13 @@ const main = async () => {
     HERALD_SEND_LIMIT_PER_MINUTE: "0",
     HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
   }
-  const herald = spawn(node, [path.join(root, "apps/herald/src/main.ts"), "serve"], { env, stdio: ["ignore", "inherit", "inherit"] })
+  // BENCH_PROFILE=<dir>: a V8 CPU profile of the server, written there when the run ends.
+  const profile = process.env.BENCH_PROFILE
+  const herald = spawn(node, [
+    ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+    path.join(root, "apps/herald/src/main.ts"),
+    "serve"
+  ], { env, stdio: ["ignore", "inherit", "inherit"] })
   children.push(herald)
   await waitFor(`http://127.0.0.1:${port}/readyz`)
 
@@ -243,6 +250,13 @@ const main = async () => {
     results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, psql: (sql) => psql(databaseUrl, sql) }))
   }
 
+  if (profile !== undefined) {
+    // A graceful stop, so the profile is written.
+    await new Promise<void>((resolve) => {
+      herald.once("exit", () => resolve())
+      herald.kill("SIGTERM")
+    })
+  }
   console.log(results.every(Boolean) ? "\ntargets met" : "\nTARGETS MISSED")
 }
 

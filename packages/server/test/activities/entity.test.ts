@@ -1,0 +1,92 @@
+/**
+ * The live-activity actor on a controllable clock (Effect's TestClock), with
+ * a real database and the sandbox provider: a routine update held back by
+ * pacing goes exactly when the interval ends, and the milestone budget's
+ * windows are the actor's clock, not the wall clock.
+ */
+import { assert, layer } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
+import { Entity, ShardingConfig } from "effect/cluster"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { LiveActivityEntity, LiveActivityLive } from "../../src/activities/ActivityEntity.ts"
+import { liveActivityMessage } from "../../src/activities/Cards.ts"
+import { DevicePacing } from "../../src/activities/DevicePacing.ts"
+import { ActivitiesRepo } from "../../src/activities/Repo.ts"
+import { ActivityConfig } from "../../src/config/ActivityConfig.ts"
+import { MigrationsLayer } from "../../src/db/Migrations.ts"
+import { Identity } from "../../src/identity/Identity.ts"
+import { PushGateway } from "../../src/push/PushGateway.ts"
+import { TestSqlLayer } from "../../../../test/support/database.ts"
+
+const Deps = Layer.mergeAll(ActivitiesRepo.layer, PushGateway.layer, Identity.layer, DevicePacing.layer).pipe(
+  Layer.provideMerge(ActivityConfig.layer),
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000" }))),
+  Layer.provideMerge(MigrationsLayer),
+  Layer.provideMerge(TestSqlLayer)
+)
+
+/** Lets the actor's database work finish (real I/O) while the test clock stands still. */
+const settle = TestClock.withLive(Effect.sleep(Duration.millis(300)))
+
+const setUp = Effect.gen(function*() {
+  yield* TestClock.setTime(Date.now())
+  const identity = yield* Identity
+  const person = yield* identity.createUser({ email: `clock-${Date.now()}@example.test`, name: "Clock" })
+  const device = yield* identity.registerDevice(person.id, {
+    platform: "android",
+    pushToken: `clock-${Date.now()}`,
+    liveActivitiesCapable: true
+  })
+  const repo = yield* ActivitiesRepo
+  const sql = yield* SqlClient.SqlClient
+  const id = `act_clock${Date.now()}`
+  yield* sql.withTransaction(repo.start(
+    { id, userId: person.id, tokenId: "tok_clock", key: null, interactionId: null, props: { title: "t" }, expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+    [device.id],
+    "start",
+    () => liveActivityMessage({ activityId: id, event: "start", state: { title: "t" }, priority: 10, timestampSeconds: 0 })
+  ))
+  const client = (yield* Entity.makeTestClient(LiveActivityEntity, LiveActivityLive))(id)
+  const actor = yield* client
+  yield* actor.Flush()
+  const sent = sql<{ n: number }>`SELECT count(*)::int AS n FROM push_sandbox_deliveries WHERE device_id = ${device.id}`.pipe(
+    Effect.map((rows) => rows[0]!.n)
+  )
+  return { actor, sent }
+})
+
+// The database and the provider run on the real clock (built once, outside the tests);
+// each test's actor is built inside it, on the test clock.
+layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, timeout: "60 seconds" })("live activity actor on a controllable clock", (it) => {
+  it.effect("a paced routine update goes exactly when its interval ends", () =>
+    Effect.gen(function*() {
+      const { actor, sent } = yield* setUp
+      assert.strictEqual(yield* sent, 1, "the start")
+      const first = yield* actor.Update({ props: { progress: 0.1 }, priority: "default" })
+      assert.deepStrictEqual([first.accepted, first.queued], [1, 0])
+      yield* TestClock.adjust(Duration.millis(200))
+      const held = yield* actor.Update({ props: { progress: 0.2 }, priority: "default" })
+      assert.deepStrictEqual([held.accepted, held.queued], [0, 1])
+      yield* TestClock.adjust(Duration.millis(799))
+      yield* settle
+      assert.strictEqual(yield* sent, 2, "one millisecond before the interval ends: still held")
+      yield* TestClock.adjust(Duration.millis(1))
+      yield* settle
+      assert.strictEqual(yield* sent, 3, "exactly one interval after the last routine update")
+    }).pipe(Effect.provide(TestClock.layer())))
+
+  it.effect("the milestone budget counts on the actor's clock", () =>
+    Effect.gen(function*() {
+      const { actor } = yield* setUp
+      const reasons: Array<string> = []
+      for (let i = 0; i < 5; i++) {
+        reasons.push((yield* actor.Update({ props: { status: `m${i}` }, priority: "high" })).priorityReason)
+      }
+      assert.deepStrictEqual(reasons, ["milestone", "milestone", "milestone", "milestone", "budget_exhausted"])
+      yield* TestClock.adjust(Duration.seconds(59))
+      assert.strictEqual((yield* actor.Update({ props: {}, priority: "high" })).priorityReason, "budget_exhausted")
+      yield* TestClock.adjust(Duration.seconds(1))
+      assert.strictEqual((yield* actor.Update({ props: {}, priority: "high" })).priorityReason, "milestone")
+    }).pipe(Effect.provide(TestClock.layer())))
+})

@@ -8,7 +8,7 @@
  */
 import { LiveActivity, LiveActivityProps, LiveActivityReadiness } from "@herald/api"
 import type { PriorityReason } from "@herald/api"
-import { Array as Arr, Context, Data, Effect, Layer } from "effect"
+import { Array as Arr, Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import type { PushMessage } from "../push/PushMessage.ts"
@@ -209,12 +209,13 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       readonly ready: number
       readonly queuedStarts: number
       readonly awaitingUpdateToken: number
-      readonly delayed: boolean
+      readonly awaitingSince: string | null
       readonly nextStartAt: string | null
     }
 
+    // The warning is judged on the caller's clock (so a test clock can move it).
     const record = (activityId: string) =>
-      sql<RecordRow>`
+      Effect.flatMap(Clock.currentTimeMillis, (now) => sql<RecordRow>`
         SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
           (SELECT count(*)::int FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'accepted') AS accepted,
@@ -229,12 +230,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
            JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
            WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
              AND t.update_token IS NULL) AS awaiting_update_token,
-          EXISTS (SELECT 1 FROM live_activity_operations o
+          (SELECT min(o.created_at) FROM live_activity_operations o
            JOIN devices d ON d.id = o.device_id
            JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
            WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
-             AND t.update_token IS NULL
-             AND o.created_at < now() - make_interval(secs => ${UPDATE_TOKEN_DELAY_SECONDS})) AS delayed,
+             AND t.update_token IS NULL) AS awaiting_since,
           (SELECT min(o.next_attempt_at) FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
         FROM live_activities a WHERE a.id = ${activityId}`.pipe(
@@ -256,13 +256,15 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
               ready: r.ready,
               queuedStarts: r.queuedStarts,
               awaitingUpdateToken: r.awaitingUpdateToken,
-              warnings: r.delayed ? ["update_token_delayed"] : [],
+              warnings: r.awaitingSince !== null && now - Date.parse(r.awaitingSince) >= UPDATE_TOKEN_DELAY_SECONDS * 1000
+                ? ["update_token_delayed"]
+                : [],
               nextStartAt: r.nextStartAt
             }, { disableChecks: true })
           }, { disableChecks: true })
         }),
         Effect.orDie
-      )
+      ))
 
     const head = (activityId: string) =>
       sql<{ id: string; status: string; props: Record<string, unknown>; sequence: number; milestoneGrants: ReadonlyArray<string | number>; expiresAt: string }>`

@@ -29,15 +29,16 @@ const Deps = Layer.mergeAll(ActivitiesRepo.layer, PushGateway.layer, Identity.la
 /** Lets the actor's database work finish (real I/O) while the test clock stands still. */
 const settle = TestClock.withLive(Effect.sleep(Duration.millis(300)))
 
-const setUp = Effect.gen(function*() {
+const setUp = (platform: "ios" | "android" = "android") => Effect.gen(function*() {
   yield* TestClock.setTime(Date.now())
   const identity = yield* Identity
   const person = yield* identity.createUser({ email: `clock-${Date.now()}@example.test`, name: "Clock" })
   const device = yield* identity.registerDevice(person.id, {
-    platform: "android",
+    platform,
     pushToken: `clock-${Date.now()}`,
     liveActivitiesCapable: true
   })
+  if (platform === "ios") yield* identity.setPushToStartToken(person.id, device.id, `clock-pts-${Date.now()}`)
   const repo = yield* ActivitiesRepo
   const sql = yield* SqlClient.SqlClient
   const id = `act_clock${Date.now()}`
@@ -53,7 +54,7 @@ const setUp = Effect.gen(function*() {
   const sent = sql<{ n: number }>`SELECT count(*)::int AS n FROM push_sandbox_deliveries WHERE device_id = ${device.id}`.pipe(
     Effect.map((rows) => rows[0]!.n)
   )
-  return { actor, sent }
+  return { actor, sent, id, repo }
 })
 
 // The database and the provider run on the real clock (built once, outside the tests);
@@ -61,7 +62,7 @@ const setUp = Effect.gen(function*() {
 layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, timeout: "60 seconds" })("live activity actor on a controllable clock", (it) => {
   it.effect("a paced routine update goes exactly when its interval ends", () =>
     Effect.gen(function*() {
-      const { actor, sent } = yield* setUp
+      const { actor, sent } = yield* setUp()
       assert.strictEqual(yield* sent, 1, "the start")
       const first = yield* actor.Update({ props: { progress: 0.1 }, priority: "default" })
       assert.deepStrictEqual([first.accepted, first.queued], [1, 0])
@@ -76,9 +77,23 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       assert.strictEqual(yield* sent, 3, "exactly one interval after the last routine update")
     }).pipe(Effect.provide(TestClock.layer())))
 
+  it.effect("an iOS update waiting for its update token raises the warning once it has waited 30 s, not before", () =>
+    Effect.gen(function*() {
+      const { actor, id, repo } = yield* setUp("ios")
+      const update = yield* actor.Update({ props: { progress: 0.5 }, priority: "default" })
+      assert.deepStrictEqual([update.accepted, update.queued], [0, 1])
+      const readiness = Effect.map(repo.record(id), (a) => [a.readiness.awaitingUpdateToken, a.readiness.warnings] as const)
+      assert.deepStrictEqual(yield* readiness, [1, []])
+      yield* TestClock.adjust(Duration.millis(29_000))
+      assert.deepStrictEqual(yield* readiness, [1, []])
+      // The queued row's time is the database's; allow the second the set-up took.
+      yield* TestClock.adjust(Duration.seconds(2))
+      assert.deepStrictEqual(yield* readiness, [1, ["update_token_delayed"]])
+    }).pipe(Effect.provide(TestClock.layer())))
+
   it.effect("the milestone budget counts on the actor's clock", () =>
     Effect.gen(function*() {
-      const { actor } = yield* setUp
+      const { actor } = yield* setUp()
       const reasons: Array<string> = []
       for (let i = 0; i < 5; i++) {
         reasons.push((yield* actor.Update({ props: { status: `m${i}` }, priority: "high" })).priorityReason)

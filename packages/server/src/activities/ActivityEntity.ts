@@ -25,7 +25,7 @@ import { ActivityConfig } from "../config/ActivityConfig.ts"
 import { backoffDelay, PushGateway } from "../push/PushGateway.ts"
 import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
-import { APNS_PAYLOAD_LIMIT, liveActivityMessage, payloadBytes } from "./Cards.ts"
+import { checkPayloadSize, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
 import { nextSlot } from "./Pacing.ts"
 import { ActivitiesRepo } from "./Repo.ts"
@@ -204,13 +204,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             timestampSeconds: Math.floor(now / 1000),
             staleDate: Math.floor(Date.parse(head.expiresAt) / 1000)
           })
-        const bytes = payloadBytes(message(id))
-        if (bytes > APNS_PAYLOAD_LIMIT) {
-          return yield* new ActivityPayloadTooLarge({
-            error: `The update's push payload would be ${bytes} bytes; APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
-            limit: APNS_PAYLOAD_LIMIT
-          })
-        }
+        yield* checkPayloadSize(message(id), "update")
         const queued = yield* repo.enqueueUpdate(id, props, apnsPriority, reason, milestone ? [...grants, now] : grants, message)
         yield* flushLocked
         return yield* outcome(queued.sequence, apnsPriority, reason, queued.superseded)

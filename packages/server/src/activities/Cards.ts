@@ -3,7 +3,9 @@
  * start/update/end with `content-state`) and, for Android, FCM data messages
  * carrying the same state for the app to draw its own card.
  */
+import { ActivityPayloadTooLarge } from "@herald/api"
 import type { Interaction } from "@herald/api"
+import { Effect } from "effect"
 import type { PushMessage } from "../push/PushMessage.ts"
 
 /** APNs refuses live-activity payloads over 4 KB. */
@@ -11,6 +13,15 @@ export const APNS_PAYLOAD_LIMIT = 4096
 
 /** The size APNs will see: the JSON payload in bytes. */
 export const payloadBytes = (message: PushMessage): number => Buffer.byteLength(JSON.stringify(message.apns))
+
+/** Refuses a message APNs would refuse for its size; `what` names it in the error ("start", "update"). */
+export const checkPayloadSize = (message: PushMessage, what: string): Effect.Effect<void, ActivityPayloadTooLarge> => {
+  const bytes = payloadBytes(message)
+  return bytes <= APNS_PAYLOAD_LIMIT ? Effect.void : Effect.fail(new ActivityPayloadTooLarge({
+    error: `The ${what}'s push payload would be ${bytes} bytes; APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
+    limit: APNS_PAYLOAD_LIMIT
+  }))
+}
 
 /** The ActivityKit attributes type the iOS app declares. */
 const ATTRIBUTES_TYPE = "HeraldActivityAttributes"

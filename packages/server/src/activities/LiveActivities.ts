@@ -21,7 +21,7 @@ import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
 import { makeId } from "../lib/Ids.ts"
 import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
 import type { MutationOutcome } from "./ActivityEntity.ts"
-import { APNS_PAYLOAD_LIMIT, liveActivityMessage, payloadBytes, promptCardState } from "./Cards.ts"
+import { checkPayloadSize, liveActivityMessage, promptCardState } from "./Cards.ts"
 import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
 
@@ -110,17 +110,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       })
 
     const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
-      Effect.gen(function*() {
-        if (deviceIds !== undefined) {
-          const rows = yield* sql<{ id: string }>`
-            SELECT id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[]) ORDER BY id`
-          if (rows.length !== new Set(deviceIds).size) return yield* new NotFound({ error: "Device not found." })
-          return rows.map((r) => r.id)
-        }
-        const rows = yield* sql<{ id: string }>`
-          SELECT id FROM devices WHERE user_id = ${userId} AND active AND live_activities_capable ORDER BY id`
-        return rows.map((r) => r.id)
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+      Effect.flatMap(repo.targets(userId, deviceIds), (ids) =>
+        ids === undefined ? Effect.fail(new NotFound({ error: "Device not found." })) : Effect.succeed(ids))
 
     const start = Effect.fn("LiveActivities.start")(function*(agent: AgentPrincipal, input: StartActivityRequest) {
       const deviceIds = yield* targets(agent.userId, input.deviceIds)
@@ -150,13 +141,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         alert: { title: String(props.title), body: String(props.status ?? props.subtitle ?? props.detail ?? "") },
         staleDate: Math.floor(Date.parse(expiresAt) / 1000)
       })
-      const bytes = payloadBytes(message)
-      if (bytes > APNS_PAYLOAD_LIMIT) {
-        return yield* new ActivityPayloadTooLarge({
-          error: `The start's push payload would be ${bytes} bytes; APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
-          limit: APNS_PAYLOAD_LIMIT
-        })
-      }
+      yield* checkPayloadSize(message, "start")
       const started = yield* sql.withTransaction(
         repo.start({ id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }, deviceIds, "start", () => message)
       ).pipe(
@@ -238,7 +223,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       })
 
     // Expiry timers of live activities whose start was cut short before its
-    // timer was stored (a crash): re-sent at start, deduplicated by key.
+    // timer was stored (a crash): scheduled at start.
     yield* Effect.forkScoped(
       Effect.flatMap(repo.liveDeadlines, (rows) =>
         Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
@@ -262,8 +247,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
 
     return LiveActivities.of({
       list: (tokenId) =>
-        Effect.flatMap(repo.list(tokenId, LIST_LIMIT), (ids) =>
-          Effect.map(Effect.forEach(ids, repo.record), (items) => new LiveActivityList({ items }, { disableChecks: true }))),
+        Effect.map(repo.list(tokenId, LIST_LIMIT), (items) => new LiveActivityList({ items }, { disableChecks: true })),
       get: (tokenId, identifier) => Effect.flatMap(found(tokenId, identifier), repo.record),
       start,
       update,

@@ -87,8 +87,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
   /** An activity of this token by id or key (the live one with that key, else the newest). */
   readonly findId: (tokenId: string, identifier: string) => Effect.Effect<string | undefined>
-  readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<string>>
+  /** The activities this token started, newest first, read in one statement. */
+  readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
   readonly record: (activityId: string) => Effect.Effect<LiveActivity>
+  /** The account's active live-activity-capable devices, or exactly `deviceIds` when every one is the account's (else none). */
+  readonly targets: (userId: string, deviceIds: ReadonlyArray<string> | undefined) => Effect.Effect<ReadonlyArray<string> | undefined>
   readonly head: (activityId: string) => Effect.Effect<ActivityHead | undefined>
   /**
    * Queues an update for every device showing (or about to show) the
@@ -123,7 +126,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
   /** Activities with operations due now (after a restart, or a retry's backoff). */
   readonly withQueuedWork: Effect.Effect<ReadonlyArray<string>>
-  /** Live activities and their deadlines: what the expiry timers must cover after a start. */
+  /** Live activities without a stored expiry timer (a crash between a start's commit and its timer). */
   readonly liveDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
 }>()("herald/ActivitiesRepo") {
   static readonly layer = Layer.effect(ActivitiesRepo, Effect.gen(function*() {
@@ -187,13 +190,6 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
 
-    const list = (tokenId: string, limit: number) =>
-      sql<{ id: string }>`SELECT id FROM live_activities WHERE token_id = ${tokenId}
-                          ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
-        Effect.map((rows) => rows.map((r) => r.id)),
-        Effect.orDie
-      )
-
     interface RecordRow {
       readonly id: string
       readonly key: string | null
@@ -214,7 +210,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     }
 
     // The warning is judged on the caller's clock (so a test clock can move it).
-    const record = (activityId: string) =>
+    const records = (where: Statement.Fragment) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => sql<RecordRow>`
         SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
           (SELECT count(*)::int FROM live_activity_operations o
@@ -237,10 +233,9 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
              AND t.update_token IS NULL) AS awaiting_since,
           (SELECT min(o.next_attempt_at) FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
-        FROM live_activities a WHERE a.id = ${activityId}`.pipe(
-        Effect.map((rows) => {
-          const r = rows[0]!
-          return new LiveActivity({
+        FROM live_activities a WHERE ${where}
+        ORDER BY a.created_at DESC, a.id DESC`.pipe(
+        Effect.map((rows) => rows.map((r) => new LiveActivity({
             id: r.id,
             key: r.key,
             props: new LiveActivityProps(r.props as LiveActivityProps, { disableChecks: true }),
@@ -261,10 +256,24 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
                 : [],
               nextStartAt: r.nextStartAt
             }, { disableChecks: true })
-          }, { disableChecks: true })
-        }),
+          }, { disableChecks: true }))),
         Effect.orDie
       ))
+
+    const record = (activityId: string) => Effect.map(records(sql`a.id = ${activityId}`), (all) => all[0]!)
+
+    const list = (tokenId: string, limit: number) =>
+      records(sql`a.id IN (SELECT id FROM live_activities WHERE token_id = ${tokenId}
+                           ORDER BY created_at DESC, id DESC LIMIT ${limit})`)
+
+    const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
+      (deviceIds === undefined
+        ? sql<{ id: string }>`SELECT id FROM devices WHERE user_id = ${userId} AND active AND live_activities_capable
+                              ORDER BY id`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
+        : sql<{ id: string }>`SELECT id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[])
+                              ORDER BY id`.pipe(
+          Effect.map((rows) => rows.length === new Set(deviceIds).size ? rows.map((r) => r.id) : undefined)
+        )).pipe(Effect.orDie)
 
     const head = (activityId: string) =>
       sql<{ id: string; status: string; props: Record<string, unknown>; sequence: number; milestoneGrants: ReadonlyArray<string | number>; expiresAt: string }>`
@@ -427,7 +436,9 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     )
 
     const liveDeadlines = sql<{ id: string; expiresAt: string }>`
-      SELECT id, expires_at FROM live_activities WHERE status NOT IN ('ended', 'expired', 'failed')`.pipe(Effect.orDie)
+      SELECT a.id, a.expires_at FROM live_activities a
+      WHERE a.status NOT IN ('expired', 'failed') AND NOT EXISTS (
+        SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'LiveActivity' AND m.entity_id = a.id)`.pipe(Effect.orDie)
 
     return ActivitiesRepo.of({
       start,
@@ -435,6 +446,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       findId,
       list,
       record,
+      targets,
       head,
       enqueueUpdate,
       end,

@@ -15,7 +15,7 @@ import type {
   Interaction,
   ActivityCapacityExceeded
 } from "@herald/api"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { Credentials } from "../auth/Credentials.ts"
@@ -208,7 +208,7 @@ export class Interactions extends Context.Service<Interactions, {
       const found = yield* get(tokenId, id)
       if (found.status !== "pending") return found
       // Parked on the prompt's entity: no connection is held while waiting.
-      yield* prompt(id).Wait({ timeoutMillis: Duration.toMillis(Duration.seconds(timeoutSeconds ?? DEFAULT_WAIT_SECONDS)) }).pipe(
+      yield* prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 }).pipe(
         Effect.orDie
       )
       return yield* get(tokenId, id)
@@ -231,8 +231,7 @@ export class Interactions extends Context.Service<Interactions, {
     })
 
     // Expiry timers for prompts whose creation was cut short between the
-    // commit and the timer (a crash): re-sent at start, deduplicated by the
-    // timer's primary key, so every pending prompt has exactly one.
+    // commit and the timer (a crash): scheduled at start.
     yield* Effect.forkScoped(
       Effect.flatMap(repo.pendingDeadlines, (rows) =>
         Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(

@@ -107,7 +107,10 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
    * devices that got (or are getting) one, which the removal command goes to.
    */
   readonly retireAlerts: (id: string) => Effect.Effect<ReadonlyArray<{ readonly deviceId: string; readonly userId: string }>>
-  /** Every pending prompt's deadline: what the expiry timers must cover after a start. */
+  /**
+   * Pending prompts without a stored expiry timer (a crash between a prompt's
+   * commit and its timer): what a start must schedule. Usually none.
+   */
   readonly pendingDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
 }>()("herald/InteractionsRepo") {
   static readonly layer = Layer.effect(InteractionsRepo, Effect.gen(function*() {
@@ -191,7 +194,9 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
       )
 
     const pendingDeadlines = sql<{ id: string; expiresAt: string }>`
-      SELECT id, expires_at FROM interactions WHERE status = 'pending'`.pipe(Effect.orDie)
+      SELECT i.id, i.expires_at FROM interactions i
+      WHERE i.status = 'pending' AND NOT EXISTS (
+        SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id)`.pipe(Effect.orDie)
 
     const devices = (userId: string) =>
       sql<PromptDevice>`

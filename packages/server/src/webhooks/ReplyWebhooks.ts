@@ -14,9 +14,9 @@ import {
 } from "@herald/api"
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import { createHash } from "node:crypto"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
+import { canonicalSha256 } from "../lib/Canonical.ts"
 import { makeId } from "../lib/Ids.ts"
 import { Deliveries } from "./Deliveries.ts"
 import { checkUrl } from "./Outbound.ts"
@@ -38,7 +38,7 @@ const sampleInteraction = (now: string) => {
     response: null,
     imageUrl: null,
     url: null,
-    actionDigest: createHash("sha256").update(JSON.stringify(fields)).digest("hex"),
+    actionDigest: canonicalSha256(fields),
     primaryLabel: null,
     secondaryLabel: null,
     accepted: 1,

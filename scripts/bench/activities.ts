@@ -2,7 +2,8 @@
  * The live-activities part of `npm run bench`, against a running Herald:
  * 200 concurrent activities, each on its own two devices (an iPhone with its
  * update token, an Android phone), each receiving 10 routine updates a second
- * for 20 s (one in flight per activity). Printed: update requests per
+ * for 20 s (one in flight per activity; the load from a second process,
+ * activity-load.ts). Printed: update requests per
  * second and their latency, provider-accepted updates per second, superseded
  * snapshots, the most operations queued at once, event-loop delay p99 (the
  * server's own /metrics) and memory per activity.
@@ -10,6 +11,9 @@
  * queued work never beyond one snapshot per device per activity) with
  * event-loop delay p99 under 50 ms.
  */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+
 interface Context {
   readonly baseUrl: string
   readonly session: string
@@ -36,8 +40,14 @@ const metric = (text: string, name: string) => {
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+interface LoadResult {
+  readonly total: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+}
 
 export const benchActivities = async ({ baseUrl, psql, session }: Context): Promise<boolean> => {
   const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }
@@ -92,30 +102,15 @@ export const benchActivities = async ({ baseUrl, psql, session }: Context): Prom
     maxQueued = Math.max(maxQueued, Number(psql("SELECT count(*) FROM live_activity_operations WHERE status IN ('queued', 'sending')")))
   }, 1000)
 
-  const latencies: Array<number> = []
-  let errors = 0
-  const until = Date.now() + SECONDS * 1000
-  const loadStarted = performance.now()
-  await Promise.all(activities.map(async (id, i) => {
-    let n = 0
-    // Spread the activities over the first tick.
-    await new Promise((r) => setTimeout(r, (i * 1000) / RATE / ACTIVITIES))
-    while (Date.now() < until) {
-      const tick = performance.now()
-      n++
-      const response = await fetch(`${baseUrl}/api/agent/activities/${id}`, {
-        method: "PATCH",
-        headers: agent,
-        body: JSON.stringify({ props: { progress: Math.min(1, n / (RATE * SECONDS)), status: `step ${n}` } })
-      })
-      await response.text()
-      if (!response.ok) errors++
-      latencies.push(performance.now() - tick)
-      const wait = 1000 / RATE - (performance.now() - tick)
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-    }
-  }))
-  const loadSeconds = (performance.now() - loadStarted) / 1000
+  const load = await new Promise<LoadResult>((resolve, reject) => {
+    const child = spawn(process.execPath, [
+      path.join(import.meta.dirname, "activity-load.ts"), baseUrl, token.secret, String(SECONDS), String(RATE), ...activities
+    ], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`activity-load.ts exited ${code}`))))
+  })
+  const loadSeconds = SECONDS
   clearInterval(sampler)
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
@@ -125,18 +120,18 @@ export const benchActivities = async ({ baseUrl, psql, session }: Context): Prom
            count(*) FILTER (WHERE status = 'superseded'),
            count(*) FILTER (WHERE status IN ('queued', 'sending'))
     FROM live_activity_operations`).trim().split("|").map(Number)
-  latencies.sort((a, b) => a - b)
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
   const worstLoop = Math.max(0, ...loopP99)
   const limit = ACTIVITIES * 2
 
   console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s\n`)
-  console.log(`update requests: ${(latencies.length / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms, ${errors} errors`)
+  const errors = load.non2xx + load.errors + load.timeouts
+  console.log(`update requests: ${(load.total / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
   console.log(`device updates accepted by the provider: ${(accepted! / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
   console.log(`event-loop delay p99 (server, 1 s samples): worst ${worstLoop.toFixed(1)} ms; heap per activity ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB`)
   // Keeping up means taking the offered updates too, not only bounding the queue behind them.
-  const taken = latencies.length / loadSeconds / (ACTIVITIES * RATE)
+  const taken = load.total / loadSeconds / (ACTIVITIES * RATE)
   const ok = maxQueued <= limit && stillQueued === 0 && worstLoop < 50 && errors === 0 && taken >= 0.9
   console.log(`target: queued ≤ ${limit} (${maxQueued}), event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), ` +
     `≥ 90 % of the offered updates taken (${(taken * 100).toFixed(0)} %)`)

@@ -29,7 +29,7 @@ import { checkPayloadSize, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
 import { nextSlot } from "./Pacing.ts"
 import { ActivitiesRepo } from "./Repo.ts"
-import type { QueuedOperation } from "./Repo.ts"
+import type { ActivityHead, QueuedOperation } from "./Repo.ts"
 
 /** Attempts per operation before it fails for good. */
 const MAX_ATTEMPTS = 8
@@ -108,55 +108,86 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     const lastRoutine = new Map<string, number>()
     let timer: Fiber.Fiber<void> | undefined
 
+    /**
+     * The activity's head as this actor last wrote it: updates skip a read.
+     * Every write is guarded by the sequence it expects, so a change made
+     * elsewhere (a prompt's end, another node) is noticed and re-read.
+     */
+    let head: ActivityHead | undefined
+
+    /** Sends one claimed operation; answers what became of it ("queued" when it goes back with a backoff). */
     const sendOne = (op: QueuedOperation, target: PushTarget) =>
       Effect.gen(function*() {
-        if (!(yield* repo.claim(op.id))) return
+        if (!(yield* repo.claim(op.id))) return "queued" as const
         const outcome = yield* gateway.send(target, op.payload)
         switch (outcome._tag) {
           case "Accepted":
-            return yield* repo.recordAccepted(op)
+            yield* repo.recordAccepted(op)
+            return "accepted" as const
           case "Rejected":
-            return yield* repo.recordFailed(op, outcome.reason)
+            yield* repo.recordFailed(op, outcome.reason)
+            return "failed" as const
           case "Retry": {
-            if (op.attempts + 1 >= MAX_ATTEMPTS) return yield* repo.recordFailed(op, outcome.reason)
+            if (op.attempts + 1 >= MAX_ATTEMPTS) {
+              yield* repo.recordFailed(op, outcome.reason)
+              return "failed" as const
+            }
             const delay = backoffDelay(op.attempts + 1, outcome.retryAfter, yield* Random.next)
-            return yield* repo.requeue(op, outcome.reason, Duration.toMillis(delay))
+            yield* repo.requeue(op, outcome.reason, Duration.toMillis(delay))
+            return "queued" as const
           }
         }
       })
 
-    /** One round: each device's next operation, if it may go now. Answers how many went and when to look again. */
-    const round = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      let wakeAt = Number.POSITIVE_INFINITY
-      const sends: Array<Effect.Effect<void>> = []
-      for (const op of yield* repo.nextOperations(id)) {
-        if (op.status === "sending" || !op.due) continue
-        const target = targetOf(op)
-        if (target === "AwaitingUpdateToken") continue
-        if (target === "NoPushToStartToken") {
-          sends.push(Effect.flatMap(repo.claim(op.id), (claimed) => claimed ? repo.recordFailed(op, target) : Effect.void))
-          continue
+    type Sent = Map<string, "accepted" | "failed" | "queued">
+
+    /**
+     * One round: each device's next operation, if it may go now. Answers
+     * whether a device has more behind what went (look again at once) and
+     * when a paced or backed-off operation falls due.
+     */
+    const round = (sent: Sent) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        let wakeAt = Number.POSITIVE_INFINITY
+        let more = false
+        const sends: Array<Effect.Effect<void>> = []
+        const go = (op: QueuedOperation, send: Effect.Effect<"accepted" | "failed" | "queued">) => {
+          more ||= op.behind > 1
+          sends.push(Effect.map(send, (result) => void sent.set(op.id, result)))
         }
-        if (op.op === "start") {
-          const slot = pacing.takeStartSlot(op.deviceId, now)
-          if (slot > now) {
-            wakeAt = Math.min(wakeAt, slot)
+        for (const op of yield* repo.nextOperations(id)) {
+          if (op.status === "sending") continue
+          if (!op.due) {
+            wakeAt = Math.min(wakeAt, now + op.dueInMillis)
             continue
           }
-        } else if (op.op === "update" && op.priority === 5) {
-          const next = nextSlot(lastRoutine.get(op.deviceId), updateInterval, now)
-          if (next > now) {
-            wakeAt = Math.min(wakeAt, next)
+          const target = targetOf(op)
+          if (target === "AwaitingUpdateToken") continue
+          if (target === "NoPushToStartToken") {
+            go(op, Effect.flatMap(repo.claim(op.id), (claimed) =>
+              claimed ? Effect.as(repo.recordFailed(op, target), "failed" as const) : Effect.succeed("queued" as const)))
             continue
           }
-          lastRoutine.set(op.deviceId, now)
+          if (op.op === "start") {
+            const slot = pacing.takeStartSlot(op.deviceId, now)
+            if (slot > now) {
+              wakeAt = Math.min(wakeAt, slot)
+              continue
+            }
+          } else if (op.op === "update" && op.priority === 5) {
+            const next = nextSlot(lastRoutine.get(op.deviceId), updateInterval, now)
+            if (next > now) {
+              wakeAt = Math.min(wakeAt, next)
+              continue
+            }
+            lastRoutine.set(op.deviceId, now)
+          }
+          go(op, sendOne(op, target))
         }
-        sends.push(sendOne(op, target))
-      }
-      yield* Effect.all(sends, { concurrency: "unbounded", discard: true })
-      return { sent: sends.length, wakeAt }
-    })
+        yield* Effect.all(sends, { concurrency: "unbounded", discard: true })
+        return { more, wakeAt }
+      })
 
     const schedule = (wakeAt: number, now: number) =>
       Effect.gen(function*() {
@@ -164,61 +195,114 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
         timer = undefined
         if (!Number.isFinite(wakeAt)) return
         timer = yield* Effect.forkIn(
-          Effect.sleep(Duration.millis(Math.max(0, wakeAt - now))).pipe(Effect.andThen(Effect.suspend(() => flush))),
+          Effect.sleep(Duration.millis(Math.max(0, wakeAt - now))).pipe(
+            // Fired: no longer pending (its flush must not interrupt itself when it schedules the next one).
+            Effect.andThen(Effect.suspend(() => {
+              timer = undefined
+              return flush
+            }))
+          ),
           scope
         )
       })
 
-    const flushLocked = Effect.gen(function*() {
+    /**
+     * Sends what may go now; answers what became of each operation sent.
+     * Not interruptible: a caller that goes away (a dropped request) must not
+     * leave a claimed operation unsent or a device paced with no wake-up set.
+     */
+    const flushLocked = Effect.uninterruptible(Effect.gen(function*() {
+      const sent: Sent = new Map()
       let wakeAt = Number.POSITIVE_INFINITY
       for (let i = 0; i < 100; i++) {
-        const r = yield* round
+        const r = yield* round(sent)
         wakeAt = r.wakeAt
-        if (r.sent === 0) break
+        if (!r.more) break
       }
       yield* schedule(wakeAt, yield* Clock.currentTimeMillis)
-    })
+      return sent
+    }))
     const flush: Effect.Effect<void> = lock.withPermit(flushLocked).pipe(
+      Effect.asVoid,
       Effect.catchCause((cause) => Effect.logWarning("live activity flush failed", cause))
     )
 
     const outcome = (sequence: number, apnsPriority: 5 | 10, priorityReason: PriorityReason, superseded: number) =>
       Effect.map(repo.outcomeOf(id, sequence), (o) => ({ sequence, apnsPriority, priorityReason, superseded, ...o }))
 
+    /**
+     * A routine update need not look at the queue when every device it went
+     * to had a routine update within the interval and a wake-up is set: none
+     * of them may send before then.
+     */
+    const paced = (deviceIds: ReadonlyArray<string>, now: number) =>
+      timer !== undefined && deviceIds.every((d) => nextSlot(lastRoutine.get(d), updateInterval, now) > now)
+
     const update = (patch: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
       Effect.gen(function*() {
-        const head = yield* repo.head(id)
-        if (head === undefined || ["ended", "expired", "failed"].includes(head.status)) return yield* ended
-        const props = merge(head.props, patch)
-        const now = yield* Clock.currentTimeMillis
-        const grants = liveGrants(head.milestoneGrants, now)
-        const milestone = priority === "high" && milestoneAllowed(grants, now)
-        const apnsPriority = milestone ? 10 : 5
-        const reason: PriorityReason = milestone ? "milestone" : priority === "high" ? "budget_exhausted" : "routine"
-        const message = (activityId: string) =>
-          liveActivityMessage({
-            activityId,
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const current = head ?? (yield* repo.head(id))
+          head = undefined
+          if (current === undefined || ["ended", "expired", "failed"].includes(current.status)) return yield* ended
+          const props = merge(current.props, patch)
+          const now = yield* Clock.currentTimeMillis
+          const grants = liveGrants(current.milestoneGrants, now)
+          const milestone = priority === "high" && milestoneAllowed(grants, now)
+          const apnsPriority = milestone ? 10 : 5
+          const reason: PriorityReason = milestone ? "milestone" : priority === "high" ? "budget_exhausted" : "routine"
+          const payload = liveActivityMessage({
+            activityId: id,
             event: "update",
             state: props,
             priority: apnsPriority,
             timestampSeconds: Math.floor(now / 1000),
-            staleDate: Math.floor(Date.parse(head.expiresAt) / 1000)
+            staleDate: Math.floor(Date.parse(current.expiresAt) / 1000)
           })
-        yield* checkPayloadSize(message(id), "update")
-        const queued = yield* repo.enqueueUpdate(id, props, apnsPriority, reason, milestone ? [...grants, now] : grants, message)
-        yield* flushLocked
-        return yield* outcome(queued.sequence, apnsPriority, reason, queued.superseded)
+          yield* checkPayloadSize(payload, "update")
+          const milestoneGrants = milestone ? [...grants, now] : grants
+          const queued = yield* repo.enqueueUpdate({
+            activityId: id,
+            expectedSequence: current.sequence,
+            props,
+            priority: apnsPriority,
+            reason,
+            grants: milestoneGrants,
+            payload
+          })
+          // Changed elsewhere since it was read: read it again.
+          if (queued === undefined) continue
+          head = { ...current, props, sequence: queued.sequence, milestoneGrants }
+          const results: Sent = apnsPriority === 5 && paced(queued.deviceIds, now) ? new Map() : yield* flushLocked
+          let accepted = 0
+          let failed = 0
+          for (const deviceId of queued.deviceIds) {
+            const result = results.get(`${id}_${deviceId}_${queued.sequence}`)
+            if (result === "accepted") accepted++
+            if (result === "failed") failed++
+          }
+          return {
+            sequence: queued.sequence,
+            apnsPriority,
+            priorityReason: reason,
+            superseded: queued.superseded,
+            accepted,
+            failed,
+            queued: queued.deviceIds.length - accepted - failed
+          } satisfies MutationOutcome
+        }
+        return yield* Effect.die(new Error(`live activity ${id} kept changing under its actor`))
       })
 
     const end = Effect.gen(function*() {
-      const head = yield* repo.head(id)
-      if (head === undefined) return yield* ended
+      head = undefined
+      const current = yield* repo.head(id)
+      if (current === undefined) return yield* ended
       const now = yield* Clock.currentTimeMillis
       const result = yield* repo.end(id, (activityId) =>
         liveActivityMessage({
           activityId,
           event: "end",
-          state: head.props,
+          state: current.props,
           priority: 10,
           timestampSeconds: Math.floor(now / 1000),
           // The final state stays on the lock screen for a few minutes.
@@ -231,9 +315,13 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
 
     return LiveActivityEntity.of({
       Flush: () => flush,
-      Update: ({ payload }) => lock.withPermit(update(payload.props, payload.priority)),
-      End: () => lock.withPermit(end),
-      Expire: () => lock.withPermit(repo.expire(id)).pipe(Effect.asVoid)
+      // A mutation runs to its end once begun, even if its caller goes away.
+      Update: ({ payload }) => Effect.uninterruptible(lock.withPermit(update(payload.props, payload.priority))),
+      End: () => Effect.uninterruptible(lock.withPermit(end)),
+      Expire: () => lock.withPermit(Effect.suspend(() => {
+        head = undefined
+        return repo.expire(id)
+      })).pipe(Effect.asVoid)
     })
   }),
   { concurrency: 1, maxIdleTime: Duration.minutes(5) }

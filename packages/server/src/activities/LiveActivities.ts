@@ -26,6 +26,14 @@ import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
 
 const SWEEP_INTERVAL = Duration.seconds(2)
+/**
+ * A running actor wakes itself for its paced and backed-off operations; the
+ * sweep takes only work left due longer than this (after the first sweep,
+ * which takes everything a restart left).
+ */
+const SWEEP_GRACE_MILLIS = 3_000
+/** Activity ids known to belong to a token (ownership never changes); bounded. */
+const OWNER_CACHE_SIZE = 50_000
 /** decisions.md: `expiresInSeconds` default. */
 const DEFAULT_EXPIRY_SECONDS = 28_800
 const LIST_LIMIT = 100
@@ -88,8 +96,14 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         Effect.catchCause((cause) => Effect.logWarning("could not hand a live activity to its entity", cause))
       )
 
+    const owners = new Map<string, string>()
     const found = (tokenId: string, identifier: string) =>
-      Effect.flatMap(repo.findId(tokenId, identifier), (id) => id === undefined ? Effect.fail(notFound) : Effect.succeed(id))
+      owners.get(identifier) === tokenId ? Effect.succeed(identifier) : Effect.flatMap(repo.findId(tokenId, identifier), (id) => {
+        if (id === undefined) return Effect.fail(notFound)
+        if (owners.size >= OWNER_CACHE_SIZE) owners.clear()
+        owners.set(id, tokenId)
+        return Effect.succeed(id)
+      })
 
     const mutation = (activityId: string, o: MutationOutcome, extra: { readonly replaced?: number; readonly failed?: number } = {}) =>
       Effect.map(repo.record(activityId), (activity) => {
@@ -233,9 +247,11 @@ export class LiveActivities extends Context.Service<LiveActivities, {
 
     yield* Effect.forkScoped(
       Effect.gen(function*() {
+        let grace = 0
         while (true) {
-          const due = yield* repo.withQueuedWork
+          const due = yield* repo.withQueuedWork(grace)
           yield* Effect.forEach(due, flush, { discard: true })
+          grace = SWEEP_GRACE_MILLIS
           yield* Effect.sleep(SWEEP_INTERVAL)
         }
       }).pipe(

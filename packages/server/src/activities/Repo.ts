@@ -11,6 +11,7 @@ import type { PriorityReason } from "@herald/api"
 import { Array as Arr, Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
+import { batched } from "../db/Batching.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
 
 /** spec Limits: concurrent live activities per device, interactive prompt cards included. */
@@ -40,6 +41,10 @@ export interface QueuedOperation {
   readonly payload: PushMessage
   readonly attempts: number
   readonly due: boolean
+  /** How long until a retry's backoff ends (0 when due). */
+  readonly dueInMillis: number
+  /** The device's unfinished operations, this one included. */
+  readonly behind: number
   readonly platform: "ios" | "android"
   readonly pushToken: string
   readonly pushToStartToken: string | null
@@ -60,6 +65,24 @@ export type StartResult =
 
 /** A concurrent start took the key first; the caller's transaction must roll back. */
 export class KeyTaken extends Data.TaggedError("KeyTaken") {}
+
+/** A routine update or milestone, written only if the activity is still at `expectedSequence` and live. */
+export interface UpdateWrite {
+  readonly activityId: string
+  readonly expectedSequence: number
+  readonly props: Readonly<Record<string, unknown>>
+  readonly priority: 5 | 10
+  readonly reason: PriorityReason
+  readonly grants: ReadonlyArray<number>
+  readonly payload: PushMessage
+}
+
+export interface QueuedUpdate {
+  readonly sequence: number
+  readonly superseded: number
+  /** The devices the update was queued for. */
+  readonly deviceIds: ReadonlyArray<string>
+}
 
 export interface ActivityHead {
   readonly id: string
@@ -97,15 +120,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
    * Queues an update for every device showing (or about to show) the
    * activity. A routine one supersedes the device's unsent routine updates
    * queued after its last milestone, start or end (those are barriers).
+   * None when the activity moved past `expectedSequence` or ended. One
+   * statement; concurrent activities' updates share it.
    */
-  readonly enqueueUpdate: (
-    activityId: string,
-    props: Readonly<Record<string, unknown>>,
-    priority: 5 | 10,
-    reason: PriorityReason,
-    grants: ReadonlyArray<number>,
-    message: (activityId: string) => PushMessage
-  ) => Effect.Effect<{ readonly sequence: number; readonly superseded: number }>
+  readonly enqueueUpdate: (write: UpdateWrite) => Effect.Effect<QueuedUpdate | undefined>
   /** Ends the logical activity at once; queues each showing device's end. None when it had already ended. */
   readonly end: (activityId: string, message: (activityId: string) => PushMessage) => Effect.Effect<
     { readonly sequence: number; readonly superseded: number } | undefined
@@ -124,8 +142,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /** Back to the queue, due after `delayMillis` (a transient provider failure). */
   readonly requeue: (op: QueuedOperation, reason: string, delayMillis: number) => Effect.Effect<void>
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
-  /** Activities with operations due now (after a restart, or a retry's backoff). */
-  readonly withQueuedWork: Effect.Effect<ReadonlyArray<string>>
+  /** Activities with operations due for at least `graceMillis` (left by a restart, or by an actor that stopped tending them). */
+  readonly withQueuedWork: (graceMillis: number) => Effect.Effect<ReadonlyArray<string>>
   /** Live activities without a stored expiry timer (a crash between a start's commit and its timer). */
   readonly liveDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
 }>()("herald/ActivitiesRepo") {
@@ -209,9 +227,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       readonly nextStartAt: string | null
     }
 
-    // The warning is judged on the caller's clock (so a test clock can move it).
-    const records = (where: Statement.Fragment) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => sql<RecordRow>`
+    const recordRows = (where: Statement.Fragment) =>
+      sql<RecordRow>`
         SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
           (SELECT count(*)::int FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'accepted') AS accepted,
@@ -234,8 +251,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           (SELECT min(o.next_attempt_at) FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
         FROM live_activities a WHERE ${where}
-        ORDER BY a.created_at DESC, a.id DESC`.pipe(
-        Effect.map((rows) => rows.map((r) => new LiveActivity({
+        ORDER BY a.created_at DESC, a.id DESC`.pipe(Effect.orDie)
+
+    // The warning is judged on the caller's clock (so a test clock can move it).
+    const toRecord = (r: RecordRow, now: number) =>
+      new LiveActivity({
             id: r.id,
             key: r.key,
             props: new LiveActivityProps(r.props as LiveActivityProps, { disableChecks: true }),
@@ -256,15 +276,25 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
                 : [],
               nextStartAt: r.nextStartAt
             }, { disableChecks: true })
-          }, { disableChecks: true }))),
-        Effect.orDie
-      ))
+          }, { disableChecks: true })
 
-    const record = (activityId: string) => Effect.map(records(sql`a.id = ${activityId}`), (all) => all[0]!)
+    // Concurrent answers' records share one statement.
+    const recordRow = batched((ids: Arr.NonEmptyReadonlyArray<string>) =>
+      Effect.map(recordRows(sql`a.id = ANY(${[...new Set(ids)]}::text[])`), (rows) => {
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        return ids.map((id) => byId.get(id)!)
+      })
+    )
+
+    const record = (activityId: string) =>
+      Effect.flatMap(recordRow(activityId), (row) => Effect.map(Clock.currentTimeMillis, (now) => toRecord(row, now)))
 
     const list = (tokenId: string, limit: number) =>
-      records(sql`a.id IN (SELECT id FROM live_activities WHERE token_id = ${tokenId}
-                           ORDER BY created_at DESC, id DESC LIMIT ${limit})`)
+      Effect.flatMap(
+        recordRows(sql`a.id IN (SELECT id FROM live_activities WHERE token_id = ${tokenId}
+                                ORDER BY created_at DESC, id DESC LIMIT ${limit})`),
+        (rows) => Effect.map(Clock.currentTimeMillis, (now) => rows.map((r) => toRecord(r, now)))
+      )
 
     const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
       (deviceIds === undefined
@@ -296,25 +326,47 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
-    const showing = (activityId: string) =>
-      sql<{ deviceId: string }>`SELECT device_id FROM live_activity_targets
-                                WHERE activity_id = ${activityId} AND status IN ('queued', 'active') ORDER BY device_id`.pipe(
-        Effect.map((rows) => rows.map((r) => r.deviceId))
+    const enqueueUpdates = batched((writes: Arr.NonEmptyReadonlyArray<UpdateWrite>) =>
+      sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string> }>`
+        WITH i AS (
+          SELECT * FROM jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) AS i(
+            "activityId" text, "expectedSequence" int, props jsonb, priority int, reason text, grants jsonb, payload jsonb)
+        ), a AS (
+          UPDATE live_activities la SET props = i.props, sequence = la.sequence + 1, updated_at = now(),
+            milestone_grants = ARRAY(SELECT jsonb_array_elements_text(i.grants)::bigint)
+          FROM i
+          WHERE la.id = i."activityId" AND la.id = ANY(${writes.map((w) => w.activityId)}::text[]) AND la.sequence = i."expectedSequence" AND la.status NOT IN ('ended', 'expired', 'failed')
+          RETURNING la.id, la.sequence, i.priority, i.reason, i.payload
+        ), ins AS (
+          INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
+          SELECT a.id || '_' || t.device_id || '_' || a.sequence, a.id, t.device_id, a.sequence, 'update', a.priority, a.reason, a.payload
+          FROM a JOIN live_activity_targets t ON t.activity_id = a.id AND t.status IN ('queued', 'active')
+          RETURNING activity_id, device_id
+        ), sup AS (
+          -- Any newer snapshot (a milestone too) replaces the unsent routine ones after the device's last barrier.
+          UPDATE live_activity_operations o SET status = 'superseded'
+          FROM a
+          WHERE o.activity_id = a.id AND o.status = 'queued' AND o.op = 'update'
+            AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < a.sequence
+            AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
+              WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
+                AND b.seq < a.sequence AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)
+          RETURNING o.activity_id
+        )
+        SELECT a.id, a.sequence,
+          (SELECT count(*)::int FROM sup WHERE sup.activity_id = a.id) AS superseded,
+          ARRAY(SELECT ins.device_id FROM ins WHERE ins.activity_id = a.id ORDER BY ins.device_id) AS device_ids
+        FROM a`.pipe(
+        Effect.map((rows) => {
+          const byId = new Map(rows.map((r) => [r.id, r]))
+          return writes.map((w): QueuedUpdate | undefined => {
+            const r = byId.get(w.activityId)
+            return r === undefined ? undefined : { sequence: r.sequence, superseded: r.superseded, deviceIds: r.deviceIds }
+          })
+        }),
+        Effect.orDie
       )
-
-    const enqueueUpdate: ActivitiesRepo["Service"]["enqueueUpdate"] = (activityId, props, priority, reason, grants, message) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ sequence: number }>`
-          UPDATE live_activities SET props = ${JSON.stringify(props)}::jsonb, sequence = sequence + 1, updated_at = now(),
-            milestone_grants = ${grants.map(String)}::bigint[]
-          WHERE id = ${activityId} RETURNING sequence`
-        const sequence = rows[0]!.sequence
-        const devices = yield* showing(activityId)
-        yield* insertOps(activityId, devices, sequence, "update", priority, reason, () => message(activityId))
-        // Any newer snapshot (a milestone too) replaces the unsent routine ones before it.
-        const superseded = yield* supersedeRoutine(activityId, sequence)
-        return { sequence, superseded }
-      })).pipe(Effect.orDie)
+    )
 
     const endWhere = (where: Statement.Fragment, message: (activityId: string) => PushMessage) =>
       Effect.gen(function*() {
@@ -371,7 +423,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     const nextOperations = (activityId: string) =>
       sql<QueuedOperation>`
         SELECT DISTINCT ON (o.device_id) o.id, o.device_id, o.seq, o.op, o.priority, o.priority_reason, o.status,
-          o.payload, o.attempts, o.next_attempt_at <= now() AS due, d.platform, d.push_token, d.push_to_start_token,
+          o.payload, o.attempts, o.next_attempt_at <= now() AS due,
+          GREATEST(0, ceil(EXTRACT(EPOCH FROM o.next_attempt_at - now()) * 1000))::int AS due_in_millis,
+          (count(*) OVER (PARTITION BY o.device_id))::int AS behind,
+          d.platform, d.push_token, d.push_to_start_token,
           t.update_token, d.live_activity_token_environment AS environment
         FROM live_activity_operations o
         JOIN devices d ON d.id = o.device_id
@@ -379,9 +434,17 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         WHERE o.activity_id = ${activityId} AND o.status IN ('queued', 'sending')
         ORDER BY o.device_id, o.seq`.pipe(Effect.orDie)
 
-    const claim = (opId: string) =>
-      sql`UPDATE live_activity_operations SET status = 'sending', attempts = attempts + 1
-          WHERE id = ${opId} AND status = 'queued' RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    // Concurrent activities' claims share one statement; each id is claimed once.
+    const claim = batched((opIds: Arr.NonEmptyReadonlyArray<string>) =>
+      sql<{ id: string }>`UPDATE live_activity_operations SET status = 'sending', attempts = attempts + 1
+          WHERE id = ANY(${[...new Set(opIds)]}::text[]) AND status = 'queued' RETURNING id`.pipe(
+        Effect.map((rows) => {
+          const claimed = new Set(rows.map((r) => r.id))
+          return opIds.map((id) => claimed.delete(id))
+        }),
+        Effect.orDie
+      )
+    )
 
     /** The activity's status from its devices: any showing it → active (partial when some failed). */
     const refreshStatus = (activityId: string) =>
@@ -397,13 +460,22 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
               FROM live_activity_targets WHERE activity_id = ${activityId}) s
         WHERE a.id = ${activityId} AND a.status NOT IN ('ended', 'expired')`
 
+    // Updates and ends only change their own row: concurrent ones share one statement.
+    const settleRows = batched((rows: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly status: string; readonly reason: string | null }>) =>
+      // `o.id = ANY(…)` lets the planner find the rows by key (it cannot size the record set).
+      sql`
+        UPDATE live_activity_operations o SET status = v.status, error_code = v.reason, sent_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id text, status text, reason text)
+        WHERE o.id = v.id AND o.id = ANY(${rows.map((r) => r.id)}::text[])`.pipe(Effect.as(rows.map(() => undefined)), Effect.orDie)
+    )
+
     const settle = (op: QueuedOperation, status: "accepted" | "failed", reason: string | null) =>
-      sql.withTransaction(Effect.gen(function*() {
+      op.op !== "start" ? settleRows({ id: op.id, status, reason }) : sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<{ activityId: string }>`
           UPDATE live_activity_operations SET status = ${status}, error_code = ${reason}, sent_at = now()
           WHERE id = ${op.id} RETURNING activity_id`
         const activityId = rows[0]?.activityId
-        if (activityId === undefined || op.op !== "start") return
+        if (activityId === undefined) return
         yield* sql`UPDATE live_activity_targets SET status = ${status === "accepted" ? "active" : "failed"}
                    WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
         yield* refreshStatus(activityId)
@@ -424,11 +496,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
 
-    const withQueuedWork = sql<{ activityId: string }>`
+    const withQueuedWork = (graceMillis: number) => sql<{ activityId: string }>`
       SELECT DISTINCT o.activity_id FROM live_activity_operations o
       JOIN devices d ON d.id = o.device_id
       JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
-      WHERE o.status = 'queued' AND o.next_attempt_at <= now()
+      WHERE o.status = 'queued' AND o.next_attempt_at <= now() - make_interval(secs => ${graceMillis / 1000})
         AND (o.op = 'start' OR d.platform = 'android' OR t.update_token IS NOT NULL)
       LIMIT 1000`.pipe(
       Effect.map((rows) => rows.map((r) => r.activityId)),
@@ -448,7 +520,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       record,
       targets,
       head,
-      enqueueUpdate,
+      enqueueUpdate: enqueueUpdates,
       end,
       endForInteraction,
       expire,

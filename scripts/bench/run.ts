@@ -17,7 +17,7 @@
  *    for 20 s. Target: queued work never beyond one snapshot per device per activity, event-loop p99 < 50 ms.
  *
  * `BENCH_ONLY=auth|notifications|prompts|activities` runs one part; `BENCH_PROFILE=<dir>` writes a CPU
- * profile of the server there.
+ * profile of the server there; `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`).
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -137,9 +137,12 @@ const main = async () => {
     HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
   }
   // BENCH_PROFILE=<dir>: a V8 CPU profile of the server, written there when the run ends.
+  // BENCH_NODE_FLAGS: more Node.js flags for the server (`--trace-gc`, `--heap-prof`, …).
   const profile = process.env.BENCH_PROFILE
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
   const herald = spawn(node, [
     ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+    ...nodeFlags,
     path.join(root, "apps/herald/src/main.ts"),
     "serve"
   ], { env, stdio: ["ignore", "inherit", "inherit"] })
@@ -250,8 +253,8 @@ const main = async () => {
     results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, psql: (sql) => psql(databaseUrl, sql) }))
   }
 
-  if (profile !== undefined) {
-    // A graceful stop, so the profile is written.
+  if (profile !== undefined || nodeFlags.length > 0) {
+    // A graceful stop, so profiles are written.
     await new Promise<void>((resolve) => {
       herald.once("exit", () => resolve())
       herald.kill("SIGTERM")

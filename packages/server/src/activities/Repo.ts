@@ -243,11 +243,13 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
            JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
            WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
              AND t.update_token IS NULL) AS awaiting_update_token,
+          -- Since the first update that waited: a newer snapshot superseding it does not restart the wait.
           (SELECT min(o.created_at) FROM live_activity_operations o
            JOIN devices d ON d.id = o.device_id
            JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
-           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
-             AND t.update_token IS NULL) AS awaiting_since,
+           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status IN ('queued', 'superseded') AND d.platform = 'ios'
+             AND t.update_token IS NULL AND EXISTS (SELECT 1 FROM live_activity_operations q
+               WHERE q.activity_id = a.id AND q.device_id = o.device_id AND q.op <> 'start' AND q.status = 'queued')) AS awaiting_since,
           (SELECT min(o.next_attempt_at) FROM live_activity_operations o
            WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
         FROM live_activities a WHERE ${where}

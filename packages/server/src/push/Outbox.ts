@@ -145,7 +145,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
           SELECT id FROM push_receipts WHERE id = ANY(${ids}::text[]) AND status = 'pending'
           FOR UPDATE SKIP LOCKED)
         UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
-        FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
+        FROM c, devices d WHERE r.id = c.id AND r.id = ANY(${ids}::text[]) AND d.id = r.device_id
         RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
 
     // Concurrent requests claim their receipts in one statement.
@@ -190,6 +190,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       }
     }
 
+    // `r.id = ANY(…)` lets the planner find the rows by key (it cannot size the record set).
     const recordNow = (results: ReadonlyArray<Result>) =>
       results.length === 0 ? Effect.void : sql`
         UPDATE push_receipts AS r SET
@@ -198,7 +199,8 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
           next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
         FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
           AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
-        WHERE r.id = v.id AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
+        WHERE r.id = v.id AND r.id = ANY(${results.map((r) => r.id)}::text[])
+          AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
 
     // Concurrent sends record their answers in one statement.
     const record = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<Result>>) =>

@@ -91,6 +91,23 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       assert.deepStrictEqual(yield* readiness, [1, ["update_token_delayed"]])
     }).pipe(Effect.provide(TestClock.layer())))
 
+  it.effect("the update-token wait counts from the first update that waited, not the snapshot that superseded it", () =>
+    Effect.gen(function*() {
+      const { actor, id, repo } = yield* setUp("ios")
+      const sql = yield* SqlClient.SqlClient
+      yield* actor.Update({ props: { progress: 0.1 }, priority: "default" })
+      // The first update has waited 25 s when a newer snapshot replaces it.
+      yield* sql`UPDATE live_activity_operations SET created_at = created_at - interval '25 seconds'
+                 WHERE activity_id = ${id} AND op = 'update'`
+      const newer = yield* actor.Update({ props: { progress: 0.2 }, priority: "default" })
+      assert.strictEqual(newer.superseded, 1)
+      const readiness = Effect.map(repo.record(id), (a) => [a.readiness.awaitingUpdateToken, a.readiness.warnings] as const)
+      assert.deepStrictEqual(yield* readiness, [1, []])
+      // 31 s after the first (a second allowed for the set-up): the warning, though the newest waited only 6 s.
+      yield* TestClock.adjust(Duration.seconds(6))
+      assert.deepStrictEqual(yield* readiness, [1, ["update_token_delayed"]])
+    }).pipe(Effect.provide(TestClock.layer())))
+
   it.effect("the milestone budget counts on the actor's clock", () =>
     Effect.gen(function*() {
       const { actor } = yield* setUp()

@@ -13,11 +13,12 @@
  */
 import { spawn } from "node:child_process"
 import * as path from "node:path"
+import pg from "pg"
 
 interface Context {
   readonly baseUrl: string
   readonly session: string
-  readonly psql: (sql: string) => string
+  readonly databaseUrl: string
 }
 
 const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
@@ -49,7 +50,10 @@ interface LoadResult {
   readonly timeouts: number
 }
 
-export const benchActivities = async ({ baseUrl, psql, session }: Context): Promise<boolean> => {
+export const benchActivities = async ({ baseUrl, databaseUrl, session }: Context): Promise<boolean> => {
+  // One connection for the samples (a psql process a second would compete with the server for the CPU).
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
   const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }
   const token = await json(await fetch(`${baseUrl}/api/app/tokens`, {
     method: "POST",
@@ -99,7 +103,8 @@ export const benchActivities = async ({ baseUrl, psql, session }: Context): Prom
   const sampler = setInterval(async () => {
     const text = await (await fetch(`${baseUrl}/metrics`)).text()
     loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
-    maxQueued = Math.max(maxQueued, Number(psql("SELECT count(*) FROM live_activity_operations WHERE status IN ('queued', 'sending')")))
+    const queued = await db.query("SELECT count(*)::int AS n FROM live_activity_operations WHERE status IN ('queued', 'sending')")
+    maxQueued = Math.max(maxQueued, queued.rows[0].n)
   }, 1000)
 
   const load = await new Promise<LoadResult>((resolve, reject) => {
@@ -115,11 +120,13 @@ export const benchActivities = async ({ baseUrl, psql, session }: Context): Prom
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
 
-  const [accepted, superseded, stillQueued] = psql(`
-    SELECT count(*) FILTER (WHERE op = 'update' AND status = 'accepted'),
-           count(*) FILTER (WHERE status = 'superseded'),
-           count(*) FILTER (WHERE status IN ('queued', 'sending'))
-    FROM live_activity_operations`).trim().split("|").map(Number)
+  const counts = await db.query(`
+    SELECT count(*) FILTER (WHERE op = 'update' AND status = 'accepted')::int AS accepted,
+           count(*) FILTER (WHERE status = 'superseded')::int AS superseded,
+           count(*) FILTER (WHERE status IN ('queued', 'sending'))::int AS queued
+    FROM live_activity_operations`)
+  await db.end()
+  const { accepted, queued: stillQueued, superseded } = counts.rows[0] as { accepted: number; superseded: number; queued: number }
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
   const worstLoop = Math.max(0, ...loopP99)
   const limit = ACTIVITIES * 2
@@ -127,7 +134,7 @@ export const benchActivities = async ({ baseUrl, psql, session }: Context): Prom
   console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s\n`)
   const errors = load.non2xx + load.errors + load.timeouts
   console.log(`update requests: ${(load.total / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
-  console.log(`device updates accepted by the provider: ${(accepted! / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
+  console.log(`device updates accepted by the provider: ${(accepted / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
   console.log(`event-loop delay p99 (server, 1 s samples): worst ${worstLoop.toFixed(1)} ms; heap per activity ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB`)
   // Keeping up means taking the offered updates too, not only bounding the queue behind them.

@@ -2,10 +2,11 @@
  * The live-activity actor on a controllable clock (Effect's TestClock), with
  * a real database and the sandbox provider: a routine update held back by
  * pacing goes exactly when the interval ends, and the milestone budget's
- * windows are the actor's clock, not the wall clock.
+ * windows are the actor's clock, not the wall clock. And a mutation whose
+ * caller goes away mid-send still finishes what it claimed.
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer } from "effect"
+import { ConfigProvider, Duration, Effect, Fiber, Latch, Layer } from "effect"
 import { Entity, ShardingConfig } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -120,5 +121,45 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       assert.strictEqual((yield* actor.Update({ props: {}, priority: "high" })).priorityReason, "budget_exhausted")
       yield* TestClock.adjust(Duration.seconds(1))
       assert.strictEqual((yield* actor.Update({ props: {}, priority: "high" })).priorityReason, "milestone")
+    }).pipe(Effect.provide(TestClock.layer())))
+})
+
+/** The sandbox behind a gate the test closes, to hold a send in flight. */
+const gate = Latch.makeUnsafe(true)
+let sendsStarted = 0
+const GatedGateway = Layer.effect(PushGateway, Effect.map(PushGateway, (real) =>
+  PushGateway.of({
+    ...real,
+    send: (target, message) =>
+      Effect.sync(() => sendsStarted++).pipe(Effect.andThen(gate.await), Effect.andThen(real.send(target, message)))
+  }))).pipe(Layer.provide(PushGateway.layer))
+
+const GatedDeps = Layer.mergeAll(ActivitiesRepo.layer, GatedGateway, Identity.layer, DevicePacing.layer).pipe(
+  Layer.provideMerge(ActivityConfig.layer),
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000" }))),
+  Layer.provideMerge(MigrationsLayer),
+  Layer.provideMerge(TestSqlLayer)
+)
+
+layer(Layer.merge(GatedDeps, ShardingConfig.layer()), { excludeTestServices: true, timeout: "60 seconds" })("live activity actor, caller gone", (it) => {
+  it.effect("an update whose caller is interrupted during the provider call still records what the provider accepted", () =>
+    Effect.gen(function*() {
+      const { actor, id, sent } = yield* setUp()
+      assert.strictEqual(yield* sent, 1, "the start")
+      yield* gate.close
+      sendsStarted = 0
+      const caller = yield* Effect.forkChild(actor.Update({ props: { progress: 0.5 }, priority: "default" }))
+      while (sendsStarted === 0) yield* TestClock.withLive(Effect.sleep(Duration.millis(10)))
+      // The caller goes away while the claimed update is at the provider.
+      const interrupting = yield* Effect.forkChild(Fiber.interrupt(caller))
+      yield* TestClock.withLive(Effect.sleep(Duration.millis(100)))
+      yield* gate.open
+      yield* Fiber.join(interrupting)
+      yield* settle
+      const sql = yield* SqlClient.SqlClient
+      const statuses = yield* sql<{ status: string }>`
+        SELECT status FROM live_activity_operations WHERE activity_id = ${id} AND op = 'update' ORDER BY seq`
+      assert.deepStrictEqual(statuses.map((r) => r.status), ["accepted"], "not left claimed and unrecorded")
+      assert.strictEqual(yield* sent, 2)
     }).pipe(Effect.provide(TestClock.layer())))
 })

@@ -6,12 +6,14 @@
  * activity-load.ts). Printed: update requests per
  * second and their latency, provider-accepted updates per second, superseded
  * snapshots, the most operations queued at once, event-loop delay p99 (the
- * server's own /metrics) and memory per activity.
+ * server's own /metrics), the server's and the database's CPU time per
+ * update request, and memory per activity.
  * Target: the server keeps up (takes at least 90 % of the offered updates,
  * queued work never beyond one snapshot per device per activity) with
  * event-loop delay p99 under 50 ms.
  */
 import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
 
@@ -19,6 +21,8 @@ interface Context {
   readonly baseUrl: string
   readonly session: string
   readonly databaseUrl: string
+  /** The server's process, for its CPU time. */
+  readonly pid: number
 }
 
 const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
@@ -50,7 +54,17 @@ interface LoadResult {
   readonly timeouts: number
 }
 
-export const benchActivities = async ({ baseUrl, databaseUrl, session }: Context): Promise<boolean> => {
+/** CPU seconds a process has used (Linux: /proc/<pid>/stat utime + stime, in clock ticks of 1/100 s). */
+const cpuSeconds = (pid: number) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<boolean> => {
   // One connection for the samples (a psql process a second would compete with the server for the CPU).
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
@@ -107,6 +121,10 @@ export const benchActivities = async ({ baseUrl, databaseUrl, session }: Context
     maxQueued = Math.max(maxQueued, queued.rows[0].n)
   }, 1000)
 
+  // The database's share: its backends serving this database (the server's pool) over the load.
+  const backends = (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    .rows.map((r) => r.pid as number)
+  const cpuBefore = { server: cpuSeconds(pid), database: backends.reduce((sum, b) => sum + cpuSeconds(b), 0) }
   const load = await new Promise<LoadResult>((resolve, reject) => {
     const child = spawn(process.execPath, [
       path.join(import.meta.dirname, "activity-load.ts"), baseUrl, token.secret, String(SECONDS), String(RATE), ...activities
@@ -116,6 +134,10 @@ export const benchActivities = async ({ baseUrl, databaseUrl, session }: Context
     child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`activity-load.ts exited ${code}`))))
   })
   const loadSeconds = SECONDS
+  const cpu = {
+    server: cpuSeconds(pid) - cpuBefore.server,
+    database: backends.reduce((sum, b) => sum + cpuSeconds(b), 0) - cpuBefore.database
+  }
   clearInterval(sampler)
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
@@ -134,6 +156,8 @@ export const benchActivities = async ({ baseUrl, databaseUrl, session }: Context
   console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s\n`)
   const errors = load.non2xx + load.errors + load.timeouts
   console.log(`update requests: ${(load.total / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
+  console.log(`CPU per update request: server ${(cpu.server * 1000 / load.total).toFixed(2)} ms (${(cpu.server / loadSeconds * 100).toFixed(0)} % of a core), ` +
+    `PostgreSQL ${(cpu.database * 1000 / load.total).toFixed(2)} ms (${(cpu.database / loadSeconds * 100).toFixed(0)} % of a core; deliveries included)`)
   console.log(`device updates accepted by the provider: ${(accepted / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
   console.log(`event-loop delay p99 (server, 1 s samples): worst ${worstLoop.toFixed(1)} ms; server heap growth over the run ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB per activity (its actor and not yet collected garbage: GC timing shows)`)

@@ -250,7 +250,7 @@ const main = async () => {
   }
 
   if (only === undefined || only === "activities") {
-    results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, databaseUrl }))
+    results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, databaseUrl, pid: herald.pid! }))
   }
 
   if (profile !== undefined || nodeFlags.length > 0) {

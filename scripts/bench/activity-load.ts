@@ -5,6 +5,7 @@
  * argv: baseUrl token seconds rate activityId…; results as JSON.
  */
 import autocannon from "autocannon"
+import { report } from "./loadReport.ts"
 
 const [baseUrl, token, seconds, rate, ...ids] = process.argv.slice(2)
 const perSecond = Number(rate)
@@ -33,12 +34,4 @@ const result = await autocannon({
     }
   }]
 })
-process.stdout.write(JSON.stringify({
-  requestsPerSecond: result.requests.average,
-  p50: result.latency.p50,
-  p99: result.latency.p99,
-  non2xx: result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-  total: result.requests.total
-}) + "\n")
+report(result)

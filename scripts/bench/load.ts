@@ -5,6 +5,7 @@
  * where requestJson is `{method?, headers?, body?}`.
  */
 import autocannon from "autocannon"
+import { report } from "./loadReport.ts"
 
 const [url, duration, connections, request] = process.argv.slice(2)
 const { body, headers = {}, method = "GET" } = JSON.parse(request ?? "{}") as {
@@ -21,12 +22,4 @@ const result = await autocannon({
   headers,
   ...(body !== undefined ? { body } : {})
 })
-process.stdout.write(JSON.stringify({
-  requestsPerSecond: result.requests.average,
-  p50: result.latency.p50,
-  p99: result.latency.p99,
-  non2xx: result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-  total: result.requests.total
-}) + "\n")
+report(result)

@@ -27,8 +27,8 @@ import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
 import { checkPayloadSize, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
-import { nextSlot } from "./Pacing.ts"
-import { ActivitiesRepo } from "./Repo.ts"
+import { coveredByWakeUp, nextSlot } from "./Pacing.ts"
+import { ActivitiesRepo, operationId } from "./Repo.ts"
 import type { ActivityHead, QueuedOperation } from "./Repo.ts"
 
 /** Attempts per operation before it fails for good. */
@@ -107,6 +107,8 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     /** When each device last got a routine update of this activity. */
     const lastRoutine = new Map<string, number>()
     let timer: Fiber.Fiber<void> | undefined
+    /** When the pending wake-up fires. */
+    let timerAt = Number.POSITIVE_INFINITY
 
     /**
      * The activity's head as this actor last wrote it: updates skip a read.
@@ -193,12 +195,15 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
       Effect.gen(function*() {
         if (timer !== undefined) yield* Fiber.interrupt(timer)
         timer = undefined
+        timerAt = Number.POSITIVE_INFINITY
         if (!Number.isFinite(wakeAt)) return
+        timerAt = wakeAt
         timer = yield* Effect.forkIn(
           Effect.sleep(Duration.millis(Math.max(0, wakeAt - now))).pipe(
             // Fired: no longer pending (its flush must not interrupt itself when it schedules the next one).
             Effect.andThen(Effect.suspend(() => {
               timer = undefined
+              timerAt = Number.POSITIVE_INFINITY
               return flush
             }))
           ),
@@ -230,13 +235,9 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     const outcome = (sequence: number, apnsPriority: 5 | 10, priorityReason: PriorityReason, superseded: number) =>
       Effect.map(repo.outcomeOf(id, sequence), (o) => ({ sequence, apnsPriority, priorityReason, superseded, ...o }))
 
-    /**
-     * A routine update need not look at the queue when every device it went
-     * to had a routine update within the interval and a wake-up is set: none
-     * of them may send before then.
-     */
+    /** A routine update need not look at the queue while its devices are paced and a wake-up covers them. */
     const paced = (deviceIds: ReadonlyArray<string>, now: number) =>
-      timer !== undefined && deviceIds.every((d) => nextSlot(lastRoutine.get(d), updateInterval, now) > now)
+      coveredByWakeUp(deviceIds.map((d) => nextSlot(lastRoutine.get(d), updateInterval, now)), now, timerAt)
 
     const update = (patch: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
       Effect.gen(function*() {
@@ -276,7 +277,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           let accepted = 0
           let failed = 0
           for (const deviceId of queued.deviceIds) {
-            const result = results.get(`${id}_${deviceId}_${queued.sequence}`)
+            const result = results.get(operationId(id, deviceId, queued.sequence))
             if (result === "accepted") accepted++
             if (result === "failed") failed++
           }

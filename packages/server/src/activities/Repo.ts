@@ -29,6 +29,9 @@ export interface NewActivity {
   readonly expiresAt: string
 }
 
+/** An operation's id: one per activity, device and sequence (the update statement builds the same in SQL). */
+export const operationId = (activityId: string, deviceId: string, seq: number) => `${activityId}_${deviceId}_${seq}`
+
 /** The next operation of one device, with what sending it needs. */
 export interface QueuedOperation {
   readonly id: string
@@ -153,7 +156,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     const insertOps = (activityId: string, deviceIds: ReadonlyArray<string>, seq: number, op: string, priority: number, reason: string, payload: (deviceId: string) => PushMessage) =>
       !Arr.isReadonlyArrayNonEmpty(deviceIds) ? Effect.void : sql`
         INSERT INTO live_activity_operations ${sql.insert(Arr.map(deviceIds, (deviceId) => ({
-          id: `${activityId}_${deviceId}_${seq}`,
+          id: operationId(activityId, deviceId, seq),
           activityId,
           deviceId,
           seq,

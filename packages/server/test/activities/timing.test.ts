@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { milestoneAllowed } from "../../src/activities/Budget.ts"
-import { nextSlot } from "../../src/activities/Pacing.ts"
+import { coveredByWakeUp, nextSlot } from "../../src/activities/Pacing.ts"
 import { budgetWarnings } from "../../src/activities/TextBudgets.ts"
 
 /** Asks for a milestone now; records the grant when allowed. */
@@ -75,6 +75,16 @@ describe("pacing", () => {
       yield* TestClock.adjust(Duration.seconds(5))
       assert.strictEqual(yield* send, 0, "an idle device is not held back")
     }))
+})
+
+describe("a paced routine update and the pending wake-up", () => {
+  it("leaves the queue alone only while every device is paced and the wake-up comes no later than the first may send", () => {
+    const now = 10_000
+    assert.isTrue(coveredByWakeUp([10_600, 10_900], now, 10_600), "the wake-up at the first slot")
+    assert.isFalse(coveredByWakeUp([10_600, 10_900], now, 40_000), "a later wake-up (another device's backoff) would hold it back")
+    assert.isFalse(coveredByWakeUp([10_600, 10_900], now, Number.POSITIVE_INFINITY), "no wake-up set")
+    assert.isFalse(coveredByWakeUp([now, 10_900], now, 10_900), "one device may send now")
+  })
 })
 
 describe("visible-character budgets", () => {

@@ -13,9 +13,9 @@
  * event-loop delay p99 under 50 ms.
  */
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
+import { cpuSeconds } from "./cpu.ts"
 
 interface Context {
   readonly baseUrl: string
@@ -52,16 +52,6 @@ interface LoadResult {
   readonly non2xx: number
   readonly errors: number
   readonly timeouts: number
-}
-
-/** CPU seconds a process has used (Linux: /proc/<pid>/stat utime + stime, in clock ticks of 1/100 s). */
-const cpuSeconds = (pid: number) => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return 0
-  }
 }
 
 export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<boolean> => {

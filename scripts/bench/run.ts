@@ -29,6 +29,7 @@ import { randomBytes } from "node:crypto"
 import * as net from "node:net"
 import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
+import { cpuPer } from "./cpu.ts"
 import { benchPrompts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -175,7 +176,7 @@ const main = async () => {
     await load(rawUrl, {}, 3)
     await load(heraldUrl, { headers: { authorization } }, 3)
     const rawResult = await load(rawUrl)
-    const heraldResult = await load(heraldUrl, { headers: { authorization } })
+    const { cpuMs: authCpu, result: heraldResult } = await cpuPer(herald.pid!, () => load(heraldUrl, { headers: { authorization } }), (r) => r.total)
     refuseErrors("auth/status", heraldResult)
     const ratio = heraldResult.requestsPerSecond / rawResult.requestsPerSecond
     console.log(`\nauth status — ${CONNECTIONS} connections, ${DURATION} s each, load from a second process\n`)
@@ -183,6 +184,7 @@ const main = async () => {
     console.log(row("raw node:http (fixed JSON)", rawResult))
     console.log(row("herald GET /api/agent/auth/status", heraldResult))
     console.log(`\nratio herald/raw: ${ratio.toFixed(2)}  (target ≥ 0.45)   herald p99: ${heraldResult.p99} ms (target < 25 ms)`)
+    console.log(`server CPU per request: ${authCpu.toFixed(3)} ms`)
     results.push(ratio >= 0.45 && heraldResult.p99 < 25)
   }
 
@@ -215,7 +217,7 @@ const main = async () => {
     const pgResult = await runJson("raw-pg.ts", [databaseUrl, String(DURATION), String(CONNECTIONS)])
     psql(databaseUrl, "TRUNCATE push_sandbox_deliveries")
     const since = psql(databaseUrl, "SELECT now()").trim()
-    const sendResult = await load(notificationsUrl, post)
+    const { cpuMs: sendCpu, result: sendResult } = await cpuPer(herald.pid!, () => load(notificationsUrl, post), (r) => r.total)
     refuseErrors("notifications", sendResult)
 
     // Every accepted push at the sandbox: wait (bounded) for the queue to drain, then read the lag
@@ -244,6 +246,7 @@ const main = async () => {
     const vsPg = sendResult.requestsPerSecond / pgResult.requestsPerSecond
     console.log(`\nratio herald/raw http: ${vsHttp.toFixed(2)}   herald/raw pg insert: ${vsPg.toFixed(2)}`)
     console.log(`pushes: ${accepted} accepted, ${notAccepted} not accepted; enqueue → sandbox lag p50 ${lagP50} ms, p99 ${lagP99} ms; ${late} later than 2 s`)
+    console.log(`server CPU per notification: ${sendCpu.toFixed(3)} ms (its pushes included)`)
     if (reasons !== "") console.log(`not accepted: ${reasons.split("\n").join(", ")}`)
     console.log(`target: ≥ 1500 notifications/s (${sendResult.requestsPerSecond.toFixed(0)}), p99 < 50 ms (${sendResult.p99}), every push within 2 s (${late} late)`)
     results.push(sendResult.requestsPerSecond >= 1500 && sendResult.p99 < 50 && Number(late) === 0)

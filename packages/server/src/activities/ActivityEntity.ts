@@ -13,8 +13,9 @@
  * - iOS updates and ends wait for the device's update token;
  * - transient provider failures go back to the queue with backoff.
  *
- * An operation is claimed (committed `sending`) before its provider call:
- * never sent twice. The queue lives in PostgreSQL; a restart resumes it in
+ * An operation is claimed (committed `sending`, in the name of this process's
+ * outbox node) before its provider call: never sent twice. A claim whose node
+ * died is given up as `unknown` by the sweep, and its device's queue moves on. The queue lives in PostgreSQL; a restart resumes it in
  * order. Expiry is a persisted `DeliverAt` message.
  */
 import { ActivityEnded, ActivityPayloadTooLarge, PriorityReason } from "@herald/api"
@@ -22,6 +23,7 @@ import { Clock, DateTime, Duration, Effect, Fiber, PrimaryKey, Random, Schema, S
 import { ClusterSchema, DeliverAt, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
+import { Outbox } from "../push/Outbox.ts"
 import { backoffDelay, PushGateway } from "../push/PushGateway.ts"
 import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
@@ -99,6 +101,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     const id = address.entityId
     const repo = yield* ActivitiesRepo
     const gateway = yield* PushGateway
+    const outbox = yield* Outbox
     const pacing = yield* DevicePacing
     const config = yield* ActivityConfig
     const scope = yield* Effect.scope
@@ -120,7 +123,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     /** Sends one claimed operation; answers what became of it ("queued" when it goes back with a backoff). */
     const sendOne = (op: QueuedOperation, target: PushTarget) =>
       Effect.gen(function*() {
-        if (!(yield* repo.claim(op.id))) return "queued" as const
+        if (!(yield* repo.claim(op.id, outbox.node))) return "queued" as const
         const outcome = yield* gateway.send(target, op.payload)
         switch (outcome._tag) {
           case "Accepted":
@@ -167,7 +170,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           const target = targetOf(op)
           if (target === "AwaitingUpdateToken") continue
           if (target === "NoPushToStartToken") {
-            go(op, Effect.flatMap(repo.claim(op.id), (claimed) =>
+            go(op, Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
               claimed ? Effect.as(repo.recordFailed(op, target), "failed" as const) : Effect.succeed("queued" as const)))
             continue
           }

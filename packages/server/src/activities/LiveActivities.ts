@@ -3,7 +3,8 @@
  * replacement), updating and ending through each activity's entity, the
  * phone's update tokens, and a prompt's interactive card (started with the
  * prompt, ended when it ends). A sweep flushes activities whose queued work
- * fell due (a retry's backoff, work left by a restart).
+ * was left due (by a restart, or an actor that stopped), after giving up the
+ * claims of processes that died mid-send.
  */
 import {
   ActivityCapacityExceeded,
@@ -19,6 +20,7 @@ import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
 import { makeId } from "../lib/Ids.ts"
+import { Outbox } from "../push/Outbox.ts"
 import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
 import type { MutationOutcome } from "./ActivityEntity.ts"
 import { checkPayloadSize, liveActivityMessage, promptCardState } from "./Cards.ts"
@@ -84,6 +86,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
     const repo = yield* ActivitiesRepo
     const sql = yield* SqlClient.SqlClient
     const client = yield* LiveActivityEntity.client
+    const staleSeconds = Duration.toSeconds((yield* Outbox).staleClaim)
     const seconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
     const scheduleExpiry = (activityId: string, expiresAt: string) =>
@@ -249,8 +252,9 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       Effect.gen(function*() {
         let grace = 0
         while (true) {
+          const released = yield* repo.releaseDeadClaims(staleSeconds)
           const due = yield* repo.withQueuedWork(grace)
-          yield* Effect.forEach(due, flush, { discard: true })
+          yield* Effect.forEach(new Set([...released, ...due]), flush, { discard: true })
           grace = SWEEP_GRACE_MILLIS
           yield* Effect.sleep(SWEEP_INTERVAL)
         }

@@ -138,8 +138,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly setUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<boolean>
   /** Each device's next operation (lowest sequence not yet done). */
   readonly nextOperations: (activityId: string) => Effect.Effect<ReadonlyArray<QueuedOperation>>
-  /** Claims a queued operation for sending; false when another sender has it. */
-  readonly claim: (opId: string) => Effect.Effect<boolean>
+  /** Claims a queued operation for sending, in this process's name (`node`); false when another sender has it. */
+  readonly claim: (opId: string, node: string) => Effect.Effect<boolean>
+  /**
+   * Operations claimed longer than `staleSeconds` ago by a node that has not
+   * heartbeated since become `unknown` (never sent again), so their devices'
+   * queues move on; answers their activities.
+   */
+  readonly releaseDeadClaims: (staleSeconds: number) => Effect.Effect<ReadonlyArray<string>>
   readonly recordAccepted: (op: QueuedOperation) => Effect.Effect<void>
   readonly recordFailed: (op: QueuedOperation, reason: string) => Effect.Effect<void>
   /** Back to the queue, due after `delayMillis` (a transient provider failure). */
@@ -440,16 +446,31 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         ORDER BY o.device_id, o.seq`.pipe(Effect.orDie)
 
     // Concurrent activities' claims share one statement; each id is claimed once.
-    const claim = batched((opIds: Arr.NonEmptyReadonlyArray<string>) =>
-      sql<{ id: string }>`UPDATE live_activity_operations SET status = 'sending', attempts = attempts + 1
-          WHERE id = ANY(${[...new Set(opIds)]}::text[]) AND status = 'queued' RETURNING id`.pipe(
+    const claimBatch = batched((claims: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly node: string }>) =>
+      sql<{ id: string }>`
+        UPDATE live_activity_operations o SET status = 'sending', attempts = o.attempts + 1, claimed_by = v.node, claimed_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS v(id text, node text)
+        WHERE o.id = v.id AND o.id = ANY(${claims.map((c) => c.id)}::text[]) AND o.status = 'queued'
+        RETURNING o.id`.pipe(
         Effect.map((rows) => {
           const claimed = new Set(rows.map((r) => r.id))
-          return opIds.map((id) => claimed.delete(id))
+          return claims.map((c) => claimed.delete(c.id))
         }),
         Effect.orDie
       )
     )
+    const claim = (opId: string, node: string) => claimBatch({ id: opId, node })
+
+    const releaseDeadClaims = (staleSeconds: number) =>
+      sql<{ activityId: string }>`
+        UPDATE live_activity_operations SET status = 'unknown', sent_at = now()
+        WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
+          AND (claimed_by IS NULL OR claimed_by NOT IN (
+            SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds})))
+        RETURNING activity_id`.pipe(
+        Effect.map((rows) => [...new Set(rows.map((r) => r.activityId))]),
+        Effect.orDie
+      )
 
     /** The activity's status from its devices: any showing it → active (partial when some failed). */
     const refreshStatus = (activityId: string) =>
@@ -532,6 +553,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       setUpdateToken,
       nextOperations,
       claim,
+      releaseDeadClaims,
       recordAccepted: (op) => settle(op, "accepted", null),
       recordFailed: (op, reason) => settle(op, "failed", reason),
       requeue,

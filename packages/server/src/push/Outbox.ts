@@ -79,6 +79,13 @@ export interface OutboxShape {
   readonly sendNow: (receiptIds: ReadonlyArray<string>) => Effect.Effect<SendSummary>
   /** Tells this node's worker that work is due (e.g. after committing receipts it will not send itself). */
   readonly wake: Effect.Effect<void>
+  /**
+   * This process's name in `outbox_nodes` (it heartbeats there), and how long
+   * a node may be silent before its claims are given up: for every queue
+   * that claims before sending (live activities too).
+   */
+  readonly node: string
+  readonly staleClaim: Duration.Duration
 }
 
 const Claimed = Schema.Struct({
@@ -317,7 +324,14 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     if (!config.paused) yield* Effect.forkScoped(worker)
     else yield* Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent")
 
-    return Outbox.of({ enqueueStatement, enqueue, sendNow, wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid) })
+    return Outbox.of({
+      enqueueStatement,
+      enqueue,
+      sendNow,
+      wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid),
+      node,
+      staleClaim: config.staleClaim
+    })
   }))
 
   /** Needs `PushGateway` and `SqlClient`. */

@@ -17,10 +17,11 @@ import { ActivitiesRepo } from "../../src/activities/Repo.ts"
 import { ActivityConfig } from "../../src/config/ActivityConfig.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { Identity } from "../../src/identity/Identity.ts"
+import { Outbox } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
 
-const Deps = Layer.mergeAll(ActivitiesRepo.layer, PushGateway.layer, Identity.layer, DevicePacing.layer).pipe(
+const Deps = Layer.mergeAll(ActivitiesRepo.layer, Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer)), Identity.layer, DevicePacing.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000" }))),
   Layer.provideMerge(MigrationsLayer),
@@ -134,7 +135,7 @@ const GatedGateway = Layer.effect(PushGateway, Effect.map(PushGateway, (real) =>
       Effect.sync(() => sendsStarted++).pipe(Effect.andThen(gate.await), Effect.andThen(real.send(target, message)))
   }))).pipe(Layer.provide(PushGateway.layer))
 
-const GatedDeps = Layer.mergeAll(ActivitiesRepo.layer, GatedGateway, Identity.layer, DevicePacing.layer).pipe(
+const GatedDeps = Layer.mergeAll(ActivitiesRepo.layer, Outbox.layer.pipe(Layer.provideMerge(GatedGateway)), Identity.layer, DevicePacing.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000" }))),
   Layer.provideMerge(MigrationsLayer),

@@ -3,7 +3,8 @@
  * starts (push-to-start on iOS, FCM data on Android), keys and replacement,
  * capacity under concurrent starts, routine pacing and superseding,
  * milestones and their budget, update tokens arriving late, ending before a
- * token exists, payload and text budgets, and the end of the logical activity.
+ * token exists, a claim left by a dead process, payload and text budgets, and
+ * the end of the logical activity.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -234,6 +235,30 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
         (rows) => (rows[0]?.attempts ?? 0) >= 2
       )
       assert.strictEqual(op?.status === "queued" || op?.status === "sending", true)
+    }))
+
+  it.effect("an operation a dead process was sending becomes unknown, never resent, and its device's queue moves on", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const iphone = yield* phone(agent, "ios")
+      const { activity } = yield* start(agent, { key: "crash", props: { title: "Sync", progress: 0 } })
+      const update = (progress: number) =>
+        agent.client.activities.update({ params: { identifier: "crash" }, payload: { props: { progress }, priority: "high" } })
+      const first = yield* update(0.3)
+      // A process claimed the first update and died before recording the provider's answer: its
+      // node never heartbeated and the claim is ten minutes old.
+      const sql = yield* SqlClient.SqlClient
+      const claimed = yield* sql`
+        UPDATE live_activity_operations SET status = 'sending', claimed_by = 'node-that-died', claimed_at = now() - interval '10 minutes'
+        WHERE activity_id = ${activity.id} AND seq = ${first.activity.sequence} AND status = 'queued' RETURNING 1`
+      assert.strictEqual(claimed.length, 1)
+      yield* update(0.6)
+      yield* agent.app.activities.updateToken({ params: { id: activity.id }, payload: { deviceId: iphone.id, token: "upd-crash" } })
+      const deliveries = yield* eventually(sent(agent, iphone.id), (s) => s.length === 2)
+      assert.deepStrictEqual(deliveries.map((s) => [s.event, s.state.progress]), [["start", 0], ["update", 0.6]])
+      const ops = yield* sql<{ seq: number; status: string }>`
+        SELECT seq, status FROM live_activity_operations WHERE activity_id = ${activity.id} AND op = 'update' ORDER BY seq`
+      assert.deepStrictEqual(ops.map((o) => o.status), ["unknown", "accepted"])
     }))
 
   it.effect("at its deadline an activity expires: queued operations are dropped and its devices freed", () =>

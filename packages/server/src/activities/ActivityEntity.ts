@@ -159,7 +159,11 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
         const sends: Array<Effect.Effect<void>> = []
         const go = (op: QueuedOperation, send: Effect.Effect<"accepted" | "failed" | "queued">) => {
           more ||= op.behind > 1
-          sends.push(Effect.map(send, (result) => void sent.set(op.id, result)))
+          sends.push(Effect.map(send, (result) => {
+            sent.set(op.id, result)
+            // Back in the queue with a backoff: the next round reads when it falls due.
+            if (result === "queued") more = true
+          }))
         }
         for (const op of yield* repo.nextOperations(id)) {
           if (op.status === "sending") continue

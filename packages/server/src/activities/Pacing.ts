@@ -11,7 +11,7 @@ export const nextSlot = (last: number | undefined, intervalMs: number, now: numb
 /**
  * Whether a routine update may leave the queue alone: none of its devices
  * (their next slots) may send now, and the pending wake-up fires no later
- * than the first of them may.
+ * than the first of them may. With no devices there is nothing to send.
  */
 export const coveredByWakeUp = (slots: ReadonlyArray<number>, now: number, wakeUpAt: number): boolean => {
   const first = Math.min(...slots)

@@ -337,6 +337,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
+    // One update per activity in a batch: the activity's actor serializes its updates.
     const enqueueUpdates = batched((writes: Arr.NonEmptyReadonlyArray<UpdateWrite>) =>
       sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string> }>`
         WITH i AS (

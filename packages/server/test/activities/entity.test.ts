@@ -31,13 +31,13 @@ const Deps = Layer.mergeAll(ActivitiesRepo.layer, Outbox.layer.pipe(Layer.provid
 /** Lets the actor's database work finish (real I/O) while the test clock stands still. */
 const settle = TestClock.withLive(Effect.sleep(Duration.millis(300)))
 
-const setUp = (platform: "ios" | "android" = "android") => Effect.gen(function*() {
+const setUp = (platform: "ios" | "android" = "android", tokenPrefix = "clock-") => Effect.gen(function*() {
   yield* TestClock.setTime(Date.now())
   const identity = yield* Identity
   const person = yield* identity.createUser({ email: `clock-${Date.now()}@example.test`, name: "Clock" })
   const device = yield* identity.registerDevice(person.id, {
     platform,
-    pushToken: `clock-${Date.now()}`,
+    pushToken: `${tokenPrefix}${Date.now()}`,
     liveActivitiesCapable: true
   })
   if (platform === "ios") yield* identity.setPushToStartToken(person.id, device.id, `clock-pts-${Date.now()}`)
@@ -108,6 +108,23 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       // 31 s after the first (a second allowed for the set-up): the warning, though the newest waited only 6 s.
       yield* TestClock.adjust(Duration.seconds(6))
       assert.deepStrictEqual(yield* readiness, [1, ["update_token_delayed"]])
+    }).pipe(Effect.provide(TestClock.layer())))
+
+  it.effect("a transient provider failure is retried when its backoff ends, on the actor's own wake-up", () =>
+    Effect.gen(function*() {
+      const { id, repo } = yield* setUp("android", "unavailable-")
+      const sql = yield* SqlClient.SqlClient
+      const attempts = sql<{ attempts: number }>`SELECT attempts FROM live_activity_operations WHERE activity_id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]!.attempts)
+      )
+      assert.strictEqual(yield* attempts, 1, "the start went once and came back")
+      // The backoff (about 200 ms) passes for the database; the actor's wake-up is on the test clock.
+      yield* TestClock.withLive(Effect.sleep(Duration.millis(400)))
+      assert.strictEqual(yield* attempts, 1, "nothing sends on the real clock")
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* settle
+      assert.strictEqual(yield* attempts, 2, "the actor woke for it")
+      assert.strictEqual((yield* repo.record(id)).readiness.queuedStarts, 1)
     }).pipe(Effect.provide(TestClock.layer())))
 
   it.effect("the milestone budget counts on the actor's clock", () =>

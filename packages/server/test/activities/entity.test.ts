@@ -58,7 +58,9 @@ const setUp = (platform: "ios" | "android" = "android", tokenPrefix = "clock-") 
   const sent = sql<{ n: number }>`SELECT count(*)::int AS n FROM push_sandbox_deliveries WHERE device_id = ${device.id}`.pipe(
     Effect.map((rows) => rows[0]!.n)
   )
-  return { actor, sent, id, repo }
+  /** The update-token wait as the activity's readiness reports it. */
+  const readiness = Effect.map(repo.record(id), (a) => [a.readiness.awaitingUpdateToken, a.readiness.warnings] as const)
+  return { actor, sent, id, repo, readiness }
 })
 
 // The database and the provider run on the real clock (built once, outside the tests);
@@ -83,10 +85,9 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
 
   it.effect("an iOS update waiting for its update token raises the warning once it has waited 30 s, not before", () =>
     Effect.gen(function*() {
-      const { actor, id, repo } = yield* setUp("ios")
+      const { actor, readiness } = yield* setUp("ios")
       const update = yield* actor.Update({ props: { progress: 0.5 }, priority: "default" })
       assert.deepStrictEqual([update.accepted, update.queued], [0, 1])
-      const readiness = Effect.map(repo.record(id), (a) => [a.readiness.awaitingUpdateToken, a.readiness.warnings] as const)
       assert.deepStrictEqual(yield* readiness, [1, []])
       yield* TestClock.adjust(Duration.millis(29_000))
       assert.deepStrictEqual(yield* readiness, [1, []])
@@ -97,7 +98,7 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
 
   it.effect("the update-token wait counts from the first update that waited, not the snapshot that superseded it", () =>
     Effect.gen(function*() {
-      const { actor, id, repo } = yield* setUp("ios")
+      const { actor, id, readiness } = yield* setUp("ios")
       const sql = yield* SqlClient.SqlClient
       yield* actor.Update({ props: { progress: 0.1 }, priority: "default" })
       // The first update has waited 25 s when a newer snapshot replaces it.
@@ -105,7 +106,6 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
                  WHERE activity_id = ${id} AND op = 'update'`
       const newer = yield* actor.Update({ props: { progress: 0.2 }, priority: "default" })
       assert.strictEqual(newer.superseded, 1)
-      const readiness = Effect.map(repo.record(id), (a) => [a.readiness.awaitingUpdateToken, a.readiness.warnings] as const)
       assert.deepStrictEqual(yield* readiness, [1, []])
       // 31 s after the first (a second allowed for the set-up): the warning, though the newest waited only 6 s.
       yield* TestClock.adjust(Duration.seconds(6))

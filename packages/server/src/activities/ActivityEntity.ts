@@ -29,7 +29,7 @@ import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
 import { checkPayloadSize, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
-import { coveredByWakeUp, nextSlot } from "./Pacing.ts"
+import { nextSlot, pacedUntil } from "./Pacing.ts"
 import { ActivitiesRepo, operationId } from "./Repo.ts"
 import type { ActivityHead, QueuedOperation } from "./Repo.ts"
 
@@ -242,9 +242,18 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     const outcome = (sequence: number, apnsPriority: 5 | 10, priorityReason: PriorityReason, superseded: number) =>
       Effect.map(repo.outcomeOf(id, sequence), (o) => ({ sequence, apnsPriority, priorityReason, superseded, ...o }))
 
-    /** A routine update need not look at the queue while its devices are paced and a wake-up covers them. */
-    const paced = (deviceIds: ReadonlyArray<string>, now: number) =>
-      coveredByWakeUp(deviceIds.map((d) => nextSlot(lastRoutine.get(d), updateInterval, now)), now, timerAt)
+    /**
+     * A routine update whose devices are all paced needs no look at the
+     * queue: only a wake-up no later than the first may send (its flush sends
+     * whatever is due then). Answers whether it was paced.
+     */
+    const wakeForPaced = (deviceIds: ReadonlyArray<string>, now: number) =>
+      Effect.gen(function*() {
+        const until = pacedUntil(deviceIds.map((d) => nextSlot(lastRoutine.get(d), updateInterval, now)), now)
+        if (until === undefined) return false
+        if (Number.isFinite(until) && timerAt > until) yield* schedule(until, now)
+        return true
+      })
 
     const update = (patch: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
       Effect.gen(function*() {
@@ -280,7 +289,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           // Changed elsewhere since it was read: read it again.
           if (queued === undefined) continue
           head = { ...current, props, sequence: queued.sequence, milestoneGrants }
-          const results: Sent = apnsPriority === 5 && paced(queued.deviceIds, now) ? new Map() : yield* flushLocked
+          const results: Sent = apnsPriority === 5 && (yield* wakeForPaced(queued.deviceIds, now)) ? new Map() : yield* flushLocked
           let accepted = 0
           let failed = 0
           for (const deviceId of queued.deviceIds) {

@@ -9,11 +9,11 @@ export const nextSlot = (last: number | undefined, intervalMs: number, now: numb
   last === undefined || now >= last + intervalMs ? now : last + intervalMs
 
 /**
- * Whether a routine update may leave the queue alone: none of its devices
- * (their next slots) may send now, and the pending wake-up fires no later
- * than the first of them may. With no devices there is nothing to send.
+ * When the first of a routine update's devices may send, if none may now:
+ * until then its actor need not read the queue, only be sure to wake by
+ * then. `undefined` when one may send now; no devices, never.
  */
-export const coveredByWakeUp = (slots: ReadonlyArray<number>, now: number, wakeUpAt: number): boolean => {
+export const pacedUntil = (slots: ReadonlyArray<number>, now: number): number | undefined => {
   const first = Math.min(...slots)
-  return first > now && wakeUpAt <= first
+  return first > now ? first : undefined
 }

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { milestoneAllowed } from "../../src/activities/Budget.ts"
-import { coveredByWakeUp, nextSlot } from "../../src/activities/Pacing.ts"
+import { nextSlot, pacedUntil } from "../../src/activities/Pacing.ts"
 import { budgetWarnings } from "../../src/activities/TextBudgets.ts"
 
 /** Asks for a milestone now; records the grant when allowed. */
@@ -77,13 +77,12 @@ describe("pacing", () => {
     }))
 })
 
-describe("a paced routine update and the pending wake-up", () => {
-  it("leaves the queue alone only while every device is paced and the wake-up comes no later than the first may send", () => {
+describe("a paced routine update", () => {
+  it("needs only a wake-up at the first of its devices' slots, and none when one may send now", () => {
     const now = 10_000
-    assert.isTrue(coveredByWakeUp([10_600, 10_900], now, 10_600), "the wake-up at the first slot")
-    assert.isFalse(coveredByWakeUp([10_600, 10_900], now, 40_000), "a later wake-up (another device's backoff) would hold it back")
-    assert.isFalse(coveredByWakeUp([10_600, 10_900], now, Number.POSITIVE_INFINITY), "no wake-up set")
-    assert.isFalse(coveredByWakeUp([now, 10_900], now, 10_900), "one device may send now")
+    assert.strictEqual(pacedUntil([10_900, 10_600], now), 10_600)
+    assert.isUndefined(pacedUntil([now, 10_900], now), "one device may send now: the actor looks at the queue")
+    assert.strictEqual(pacedUntil([], now), Number.POSITIVE_INFINITY, "no devices: nothing to wake for")
   })
 })
 

@@ -267,27 +267,27 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     // The warning is judged on the caller's clock (so a test clock can move it).
     const toRecord = (r: RecordRow, now: number) =>
       new LiveActivity({
-            id: r.id,
-            key: r.key,
-            props: new LiveActivityProps(r.props as LiveActivityProps, { disableChecks: true }),
-            status: r.status,
-            sequence: r.sequence,
-            accepted: r.accepted,
-            failed: r.failed,
-            expiresAt: r.expiresAt,
-            createdAt: r.createdAt,
-            updatedAt: r.updatedAt,
-            endedAt: r.endedAt,
-            readiness: new LiveActivityReadiness({
-              ready: r.ready,
-              queuedStarts: r.queuedStarts,
-              awaitingUpdateToken: r.awaitingUpdateToken,
-              warnings: r.awaitingSince !== null && now - Date.parse(r.awaitingSince) >= UPDATE_TOKEN_DELAY_SECONDS * 1000
-                ? ["update_token_delayed"]
-                : [],
-              nextStartAt: r.nextStartAt
-            }, { disableChecks: true })
-          }, { disableChecks: true })
+        id: r.id,
+        key: r.key,
+        props: new LiveActivityProps(r.props as LiveActivityProps, { disableChecks: true }),
+        status: r.status,
+        sequence: r.sequence,
+        accepted: r.accepted,
+        failed: r.failed,
+        expiresAt: r.expiresAt,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+        endedAt: r.endedAt,
+        readiness: new LiveActivityReadiness({
+          ready: r.ready,
+          queuedStarts: r.queuedStarts,
+          awaitingUpdateToken: r.awaitingUpdateToken,
+          warnings: r.awaitingSince !== null && now - Date.parse(r.awaitingSince) >= UPDATE_TOKEN_DELAY_SECONDS * 1000
+            ? ["update_token_delayed"]
+            : [],
+          nextStartAt: r.nextStartAt
+        }, { disableChecks: true })
+      }, { disableChecks: true })
 
     // Concurrent answers' records share one statement.
     const recordRow = batched((ids: Arr.NonEmptyReadonlyArray<string>) =>

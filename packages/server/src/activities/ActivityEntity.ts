@@ -15,8 +15,9 @@
  *
  * An operation is claimed (committed `sending`, in the name of this process's
  * outbox node) before its provider call: never sent twice. A claim whose node
- * died is given up as `unknown` by the sweep, and its device's queue moves on. The queue lives in PostgreSQL; a restart resumes it in
- * order. Expiry is a persisted `DeliverAt` message.
+ * died is given up as `unknown` by the sweep, and its device's queue moves
+ * on. The queue lives in PostgreSQL; a restart resumes it in order. Expiry is
+ * a persisted `DeliverAt` message.
  */
 import { ActivityEnded, ActivityPayloadTooLarge, PriorityReason } from "@herald/api"
 import { Clock, DateTime, Duration, Effect, Fiber, PrimaryKey, Random, Schema, Semaphore } from "effect"

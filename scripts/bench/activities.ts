@@ -12,10 +12,9 @@
  * queued work never beyond one snapshot per device per activity) with
  * event-loop delay p99 under 50 ms.
  */
-import { spawn } from "node:child_process"
-import * as path from "node:path"
 import pg from "pg"
 import { cpuSeconds } from "./cpu.ts"
+import { json, runJson } from "./support.ts"
 
 interface Context {
   readonly baseUrl: string
@@ -29,11 +28,6 @@ const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
 const SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? 20)
 const RATE = 10
 
-const json = async (response: Response) => {
-  if (!response.ok) throw new Error(`${response.url} answered ${response.status}: ${await response.text()}`)
-  return response.json() as Promise<Record<string, any>>
-}
-
 const inBatches = async <A>(n: number, size: number, f: (i: number) => Promise<A>) => {
   const out: Array<A> = []
   for (let i = 0; i < n; i += size) out.push(...await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, k) => f(i + k))))
@@ -45,14 +39,6 @@ const metric = (text: string, name: string) => {
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
 }
 
-interface LoadResult {
-  readonly total: number
-  readonly p50: number
-  readonly p99: number
-  readonly non2xx: number
-  readonly errors: number
-  readonly timeouts: number
-}
 
 export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<boolean> => {
   // One connection for the samples (a psql process a second would compete with the server for the CPU).
@@ -115,14 +101,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   const backends = (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))
     .rows.map((r) => r.pid as number)
   const cpuBefore = { server: cpuSeconds(pid), database: backends.reduce((sum, b) => sum + cpuSeconds(b), 0) }
-  const load = await new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [
-      path.join(import.meta.dirname, "activity-load.ts"), baseUrl, token.secret, String(SECONDS), String(RATE), ...activities
-    ], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`activity-load.ts exited ${code}`))))
-  })
+  const load = await runJson("activity-load.ts", [baseUrl, token.secret as string, String(SECONDS), String(RATE), ...activities])
   const loadSeconds = SECONDS
   const cpu = {
     server: cpuSeconds(pid) - cpuBefore.server,

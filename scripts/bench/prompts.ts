@@ -10,6 +10,7 @@
  *    answer. Target: every waiter released within 2 s of its answer.
  */
 import { execFileSync } from "node:child_process"
+import { json } from "./support.ts"
 
 interface Context {
   readonly baseUrl: string
@@ -23,11 +24,6 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 const ms = (n: number) => n.toFixed(1).padStart(8)
 
 const rssKiB = (pid: number) => Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim())
-
-const json = async (response: Response) => {
-  if (!response.ok) throw new Error(`${response.url} answered ${response.status}: ${await response.text()}`)
-  return response.json() as Promise<Record<string, any>>
-}
 
 export const benchPrompts = async ({ baseUrl, pid, session }: Context): Promise<boolean> => {
   const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }

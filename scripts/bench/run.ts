@@ -30,6 +30,8 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
 import { cpuPer } from "./cpu.ts"
+import { runJson } from "./support.ts"
+import type { LoadResult } from "./support.ts"
 import { benchPrompts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -70,28 +72,11 @@ const waitFor = async (url: string, seconds = 60) => {
   throw new Error(`${url} did not answer`)
 }
 
-interface LoadResult {
-  readonly requestsPerSecond: number
-  readonly p50: number
-  readonly p99: number
-  readonly non2xx?: number
-  readonly errors?: number
-  readonly total: number
-}
-
 interface Request {
   readonly method?: "GET" | "POST"
   readonly headers?: Record<string, string>
   readonly body?: string
 }
-
-const runJson = (script: string, args: ReadonlyArray<string>) =>
-  new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(node, [path.join(import.meta.dirname, script), ...args], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${script} exited ${code}`))))
-  })
 
 const load = (url: string, request: Request = {}, seconds = DURATION) =>
   runJson("load.ts", [url, String(seconds), String(CONNECTIONS), JSON.stringify(request)])

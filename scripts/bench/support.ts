@@ -1,0 +1,29 @@
+/** What the bench parts share: reading JSON answers, and running a load process whose one JSON line is its result. */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+
+/** What a load process reports (loadReport.ts). */
+export interface LoadResult {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+  readonly total: number
+}
+
+/** The JSON body of a successful answer; anything else throws with the answer's text. */
+export const json = async (response: Response) => {
+  if (!response.ok) throw new Error(`${response.url} answered ${response.status}: ${await response.text()}`)
+  return response.json() as Promise<Record<string, any>>
+}
+
+/** Runs a script of this folder in its own Node.js process and parses what it prints. */
+export const runJson = <A = LoadResult>(script: string, args: ReadonlyArray<string>) =>
+  new Promise<A>((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, script), ...args], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${script} exited ${code}`))))
+  })

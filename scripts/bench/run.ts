@@ -3,7 +3,9 @@
  * same run with the same load (50 connections from a second process):
  *
  * 1. `GET /api/agent/auth/status` with a valid token vs raw node:http answering
- *    a fixed JSON body. Target: ratio ≥ 0.45, p99 < 25 ms.
+ *    a fixed JSON body. Target: ratio ≥ 0.45, p99 < 25 ms. Also measured: a bare
+ *    Effect HttpApi server answering the same record (effect-floor.ts), the
+ *    floor Herald's stack sets.
  * 2. `POST /api/agent/notifications` to an account with 3 sandbox devices vs a
  *    raw node:http JSON echo and a raw `pg` single-row INSERT loop. Target:
  *    ≥ 1,500 notifications/s with p99 < 50 ms, and every accepted
@@ -83,8 +85,8 @@ const load = (url: string, request: Request = {}, seconds = DURATION) =>
 
 const only = process.env.BENCH_ONLY
 const row = (name: string, r: LoadResult, unit = "req/s") =>
-  `${name.padEnd(44)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${unit.padEnd(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
-const header = () => console.log(`${"".padEnd(44)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
+  `${name.padEnd(50)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${unit.padEnd(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
+const header = () => console.log(`${"".padEnd(50)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
 const refuseErrors = (name: string, r: LoadResult) => {
   if ((r.non2xx ?? 0) > 0 || (r.errors ?? 0) > 0) throw new Error(`${name} answered ${r.non2xx} non-2xx and ${r.errors} errors`)
 }
@@ -108,6 +110,10 @@ const main = async () => {
   const raw = spawn(node, [path.join(import.meta.dirname, "raw-server.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] })
   children.push(raw)
   const rawPort = await new Promise<number>((resolve) => raw.stdout.once("data", (d) => resolve(Number(String(d).trim()))))
+  // The framework floor: a bare Effect HttpApi server answering the same record (effect-floor.ts).
+  const floor = spawn(node, [path.join(import.meta.dirname, "effect-floor.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] })
+  children.push(floor)
+  const floorPort = await new Promise<number>((resolve) => floor.stdout.once("data", (d) => resolve(Number(String(d).trim()))))
 
   // Herald on PostgreSQL, with the per-token rate limits off (decisions.md: throughput benchmarks run with both off).
   const port = await freePort()
@@ -158,18 +164,23 @@ const main = async () => {
     const check = await fetch(heraldUrl, { headers: { authorization } })
     if (check.status !== 200) throw new Error(`auth/status answered ${check.status}`)
     // Warm both (JIT, connection pools), then measure each in turn.
+    const floorUrl = `http://127.0.0.1:${floorPort}/status`
     await load(rawUrl, {}, 3)
+    await load(floorUrl, {}, 3)
     await load(heraldUrl, { headers: { authorization } }, 3)
     const rawResult = await load(rawUrl)
+    const { cpuMs: floorCpu, result: floorResult } = await cpuPer(floor.pid!, () => load(floorUrl), (r) => r.total)
     const { cpuMs: authCpu, result: heraldResult } = await cpuPer(herald.pid!, () => load(heraldUrl, { headers: { authorization } }), (r) => r.total)
     refuseErrors("auth/status", heraldResult)
     const ratio = heraldResult.requestsPerSecond / rawResult.requestsPerSecond
     console.log(`\nauth status — ${CONNECTIONS} connections, ${DURATION} s each, load from a second process\n`)
     header()
     console.log(row("raw node:http (fixed JSON)", rawResult))
+    console.log(row("bare Effect HttpApi (same record, no middleware)", floorResult))
     console.log(row("herald GET /api/agent/auth/status", heraldResult))
     console.log(`\nratio herald/raw: ${ratio.toFixed(2)}  (target ≥ 0.45)   herald p99: ${heraldResult.p99} ms (target < 25 ms)`)
-    console.log(`server CPU per request: ${authCpu.toFixed(3)} ms`)
+    console.log(`ratio bare Effect HttpApi/raw: ${(floorResult.requestsPerSecond / rawResult.requestsPerSecond).toFixed(2)}`)
+    console.log(`server CPU per request: herald ${authCpu.toFixed(3)} ms, bare Effect HttpApi ${floorCpu.toFixed(3)} ms`)
     results.push(ratio >= 0.45 && heraldResult.p99 < 25)
   }
 

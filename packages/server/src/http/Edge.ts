@@ -12,6 +12,8 @@
  * - the error-body guarantee: whatever the framework answers on its own (no
  *   route, unsupported media type, an unexpected defect) leaves as the spec's
  *   `{error, code}` JSON, never an empty or text body or a stack trace;
+ * - text the database cannot store (U+0000, a lone surrogate) answers 400
+ *   `VALIDATION_FAILED` before any handler sees it (StorableText.ts);
  * - per-route request counts and latency histograms for `/metrics`, and an
  *   access log line at Debug (unexpected failures are logged at Error by the
  *   error reporter in observability/ErrorLogging.ts).
@@ -20,6 +22,7 @@ import { ByteSize, Clock, Context, Effect, LogLevel, Metric, References } from "
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
+import { jsonHasUnstorableText, textHasNul, unstorableMessage, urlHasNul } from "./StorableText.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
 
@@ -141,5 +144,29 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
     // their layer's context merged over the request's, so a layer-provided
     // limit would override a route's own.
     fiber.setContext(Context.add(fiber.context, HttpIncomingMessage.MaxBodySize, limit === MAX_BODY_BYTES ? maxBody : ByteSize.bytes(limit)))
-    return httpEffect
+    if (urlHasNul(request.url)) return Effect.succeed(unstorable("query"))
+    return refuseUnstorableBody(request, httpEffect)
   }), { global: true })
+
+/** 400 for text the database cannot store (see StorableText.ts). */
+const unstorable = (path: string) =>
+  HttpServerResponse.jsonUnsafe(
+    { error: "The request failed validation.", code: "VALIDATION_FAILED", issues: [{ path, message: unstorableMessage }] },
+    { status: 400 }
+  )
+
+// The body is read once: the route's decoder gets the same cached bytes. A
+// body that cannot be read is left to the route, which answers 413 or 400.
+const refuseUnstorableBody = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => {
+  const declared = request.headers["content-length"]
+  if (request.method === "GET" || request.method === "HEAD") return httpEffect
+  if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return httpEffect
+  const type = request.headers["content-type"] ?? ""
+  const json = type.includes("json")
+  if (!json && !type.startsWith("text/")) return httpEffect
+  return Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) =>
+    (json ? jsonHasUnstorableText(text) : textHasNul(text)) ? Effect.succeed(unstorable("body")) : httpEffect)
+}

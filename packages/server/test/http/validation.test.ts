@@ -122,4 +122,54 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("b
       const replaced = yield* rawFetch("/healthz", { headers: { "x-request-id": "bad id with spaces" } })
       assert.notStrictEqual(replaced.headers.get("x-request-id"), "bad id with spaces")
     }))
+
+  it.effect("text the database cannot store (U+0000, a lone surrogate) is 400, wherever it is", () =>
+    Effect.gen(function*() {
+      const { session } = yield* makePerson()
+      // Written as JSON escapes, as a client's JSON.stringify sends them.
+      for (const name of ["a\\u0000b", "a\\ud800b", "a\\udc00b"]) {
+        const res = yield* rawFetch("/api/app/tokens", json(session, `{"name":"${name}","scopes":[]}`))
+        assertError(res, 400, "VALIDATION_FAILED")
+        assert.deepStrictEqual((res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path), ["body"])
+      }
+      const agent = yield* makeAgent(["services:write", "inbox:read"])
+      const key = yield* rawFetch("/api/agent/services", {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+        body: `{"title":"ok","url":"https://status.example.test","meta\\u0000":1}`
+      })
+      assertError(key, 400, "VALIDATION_FAILED")
+      const query = yield* rawFetch("/api/agent/inbox/notifications?project=a%00b", { headers: { authorization: `Bearer ${agent.secret}` } })
+      assertError(query, 400, "VALIDATION_FAILED")
+      const service = yield* agent.client.services.create({ payload: { title: "hooks", url: "https://status.example.test" } })
+      const text = yield* rawFetch(new URL(service.webhookUrl).pathname, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: "deploy\u0000done"
+      })
+      assertError(text, 400, "VALIDATION_FAILED")
+    }))
+
+  it.effect("escapes that are storable pass: a surrogate pair, an escaped backslash before u0000", () =>
+    Effect.gen(function*() {
+      const { session } = yield* makePerson()
+      const res = yield* rawFetch("/api/app/tokens", json(session, `{"name":"ok \\ud83d\\ude00 \\\\u0000","scopes":[]}`))
+      assert.strictEqual(res.status, 201, JSON.stringify(res.body))
+      assert.strictEqual((res.body as { token: { name: string } }).token.name, "ok \u{1F600} \\u0000")
+    }))
+
+  it.effect("one unstorable notification among concurrent ones fails only itself", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send"])
+      const post = (title: string) =>
+        rawFetch("/api/agent/notifications", {
+          method: "POST",
+          headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+          body: `{"title":"${title}","body":"b"}`
+        })
+      const results = yield* Effect.all([...Array.from({ length: 12 }, (_, i) => post(`ok ${i}`)), post("bad \\u0000")], {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(results.map((r) => r.status), [...Array.from({ length: 12 }, () => 201), 400])
+    }))
 })

@@ -21,6 +21,8 @@ const journey = (env: Record<string, string>) =>
   Effect.gen(function*() {
     const server = yield* startServer(env)
     assert.match(server.output(), /herald listening on http:\/\/127\.0\.0\.1:\d+ · database: .+ · push: sandbox/)
+    // Logs go to stderr: stdout is kept for the CLI's JSON answers.
+    assert.strictEqual(server.stdout(), "")
 
     // The CLI works while the server runs (embedded: through the server's socket).
     const person = yield* cliJson<{ id: string; email: string; name: string }>(

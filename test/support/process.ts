@@ -50,6 +50,8 @@ export interface ServerProcess {
   readonly baseUrl: string
   readonly child: ChildProcess
   readonly output: () => string
+  /** What it wrote to stdout alone (logs belong on stderr). */
+  readonly stdout: () => string
   /** SIGKILL, as a crash would. */
   readonly kill: Effect.Effect<void>
 }
@@ -75,6 +77,7 @@ export const startServer = (env: Record<string, string>) =>
   Effect.gen(function*() {
     const port = yield* freePort
     let log = ""
+    let stdout = ""
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const c = spawn(process.execPath, [entry, "serve"], {
@@ -82,7 +85,10 @@ export const startServer = (env: Record<string, string>) =>
           cwd: root,
           stdio: ["ignore", "pipe", "pipe"]
         })
-        c.stdout?.on("data", (d) => (log += d))
+        c.stdout?.on("data", (d) => {
+          log += d
+          stdout += d
+        })
         c.stderr?.on("data", (d) => (log += d))
         return c
       }),
@@ -101,6 +107,7 @@ export const startServer = (env: Record<string, string>) =>
       baseUrl,
       child,
       output: () => log,
+      stdout: () => stdout,
       kill: Effect.promise(() =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve()

@@ -34,8 +34,10 @@ export class PersonDevicesGroup extends HttpApiGroup.make("devices")
       success: Device.pipe(HttpApiSchema.status(201))
     }).pipe(personOperation({
       summary: "Register this phone",
-      description: "Registers the phone app's push token. Registering the same `pushToken` again (same platform) " +
-        "updates that device, reactivates it and moves it to the calling person: a push token names one app install."
+      description: "Registers the phone app's push token: a push token names one app install. Registering the same " +
+        "`pushToken` again (same platform) updates that device and reactivates it. When another person registered it " +
+        "before (the phone changed hands), their device is retired (inactive, its history kept with them) and the " +
+        "caller gets a new device: never the other person's device id or deliveries."
     })),
     HttpApiEndpoint.get("list", "/devices", { success: DeviceList }).pipe(personOperation({
       summary: "List my devices",

@@ -174,9 +174,15 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
         sql`SELECT ${deviceColumns(sql)} FROM devices WHERE user_id = ${userId} ORDER BY created_at DESC, id DESC`
     })
 
-    // A push token names one app install: registering it again updates that row,
-    // reactivates it and hands it to the registering person.
-    const upsertDevice = SqlSchema.findOne({
+    // A push token names one app install. Registered again by the same person,
+    // that row is updated and reactivated. Registered by another person (the
+    // phone changed hands), the old row is retired first: inactive, its token
+    // released, its history left with its owner. The newcomer gets a device of
+    // their own and never the old owner's id, deliveries or activities.
+    const retireForeign = (d: NewDevice) =>
+      sql`UPDATE devices SET push_token = 'retired:' || id, push_to_start_token = NULL, active = false, updated_at = now()
+          WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}`
+    const upsertOwn = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,
         userId: Schema.String,
@@ -191,7 +197,6 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       execute: (d) =>
         sql`INSERT INTO devices ${sql.insert(d)}
             ON CONFLICT (platform, push_token) DO UPDATE SET
-              user_id = excluded.user_id,
               device_name = excluded.device_name,
               live_activities_capable = excluded.live_activities_capable,
               interactive_live_activities_capable = excluded.interactive_live_activities_capable,
@@ -199,8 +204,14 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
               active = true,
               updated_at = now(),
               last_seen_at = now()
+            WHERE devices.user_id = excluded.user_id
             RETURNING ${deviceColumns(sql)}`
     })
+    // None: another person registered the token between the two statements; retire theirs in turn.
+    const upsertDevice = (d: NewDevice): Effect.Effect<Device, SqlError.SqlError | Schema.SchemaError> =>
+      sql.withTransaction(Effect.andThen(retireForeign(d), upsertOwn(d))).pipe(
+        Effect.flatMap(Option.match({ onNone: () => upsertDevice(d), onSome: Effect.succeed }))
+      )
 
     const setPushToStartToken = SqlSchema.findOneOption({
       Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String, token: Schema.String }),

@@ -118,16 +118,33 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       assert.strictEqual((yield* b.client.devices.list()).items.length, 1)
     }))
 
-  it.effect("a re-registered push token moves the device to the registering person", () =>
+  it.effect("a push token registered by another person retires the old device: the newcomer gets a device of their own", () =>
     Effect.gen(function*() {
-      const a = yield* makeAgent(["devices:read"])
+      const a = yield* makeAgent(["devices:read", "notifications:send"])
       const b = yield* makeAgent(["devices:read"])
       const token = `shared-${a.person.id}`
       const device = yield* a.app.devices.register({ payload: { platform: "ios", pushToken: token } })
-      const moved = yield* b.app.devices.register({ payload: { platform: "ios", pushToken: token } })
-      assert.strictEqual(moved.id, device.id)
-      assert.deepStrictEqual((yield* a.client.devices.list()).items, [])
-      assert.deepStrictEqual((yield* b.client.devices.list()).items.map((d) => d.id), [device.id])
+      yield* a.client.notifications.create({ headers: {}, payload: { title: "Deploy finished", body: "v2.3.1 is live" } })
+      assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
+
+      // The phone changes hands.
+      const taken = yield* b.app.devices.register({ payload: { platform: "ios", pushToken: token } })
+      assert.notStrictEqual(taken.id, device.id)
+      assert.isTrue(taken.active)
+      assert.deepStrictEqual((yield* b.app.devices.deliveries({ params: { id: taken.id } })).items, [])
+      assert.strictEqual((yield* Effect.flip(b.app.devices.deliveries({ params: { id: device.id } })))._tag, "NotFound")
+      assert.deepStrictEqual((yield* b.client.devices.list()).items.map((d) => d.id), [taken.id])
+      // The old owner keeps the record and its history, inactive: that phone no longer gets their pushes.
+      assert.deepStrictEqual((yield* a.client.devices.list()).items.map((d) => [d.id, d.active]), [[device.id, false]])
+      assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
+      const sent = yield* a.client.notifications.create({ headers: {}, payload: { title: "Again", body: "b" } })
+      assert.strictEqual(sent.accepted, 0)
+      assert.deepStrictEqual((yield* b.app.devices.deliveries({ params: { id: taken.id } })).items, [])
+
+      // Registered again by its new owner: the same device, updated.
+      const again = yield* b.app.devices.register({ payload: { platform: "ios", pushToken: token, deviceName: "Bob's" } })
+      assert.strictEqual(again.id, taken.id)
+      assert.strictEqual(again.deviceName, "Bob's")
     }))
 
   it.effect("a session token is refused by the Agent API and an API token by the Person API", () =>

@@ -14,6 +14,7 @@ import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
 import { MigrationsLayer } from "../db/Migrations.ts"
+import { answerClientErrors } from "../http/ClientErrors.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
@@ -107,7 +108,7 @@ export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, D
 /** The HTTP server on a given port, for `serve` and in-process tests. */
 export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
   HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), options)),
+    Layer.provideMerge(NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 65_000 })), options)),
     Layer.provide(ErrorLoggingLayer)
   )
 

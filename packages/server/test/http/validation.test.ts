@@ -4,7 +4,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { makeAgent, makePerson, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+import * as net from "node:net"
+import { makeAgent, makePerson, rawFetch, TestServer, TestServerLayer } from "../../../../test/support/server.ts"
 
 const json = (session: string, body: string, extra: Record<string, string> = {}) => ({
   method: "POST",
@@ -171,5 +172,33 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("b
         concurrency: "unbounded"
       })
       assert.deepStrictEqual(results.map((r) => r.status), [...Array.from({ length: 12 }, () => 201), 400])
+    }))
+
+  it.effect("a request Node cannot parse still gets the spec's error body and a request id", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const raw = (request: string) =>
+        Effect.promise(() =>
+          new Promise<string>((resolve, reject) => {
+            const socket = net.connect(Number(new URL(baseUrl).port), "127.0.0.1", () => socket.write(request))
+            let answer = ""
+            socket.on("data", (d) => (answer += d))
+            socket.on("end", () => resolve(answer))
+            socket.on("error", reject)
+          }))
+      for (
+        const request of [
+          "GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+          "POST /api/app/tokens HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
+        ]
+      ) {
+        const answer = yield* raw(request)
+        assert.match(answer, /^HTTP\/1\.1 400 /)
+        assert.match(answer, /\r\nx-request-id: [0-9a-f-]{36}\r\n/)
+        assert.deepStrictEqual(JSON.parse(answer.split("\r\n\r\n")[1]!), { error: "The request could not be read.", code: "BAD_REQUEST" })
+      }
+      const huge = yield* raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`)
+      assert.match(huge, /^HTTP\/1\.1 431 /)
+      assert.include(huge, "REQUEST_HEADER_FIELDS_TOO_LARGE")
     }))
 })

@@ -27,8 +27,41 @@ export interface AlertContent {
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
   Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== null))
 
-/** A visible alert, delivered now (priority 10). */
+/** APNs refuses alert payloads over 4 KB, and FCM messages over 4 KB, for good. */
+export const ALERT_PAYLOAD_LIMIT = 4096
+
+const payloadBytes = (message: PushMessage) =>
+  Math.max(Buffer.byteLength(JSON.stringify(message.apns)), Buffer.byteLength(JSON.stringify(message.fcm)))
+
+/** The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters. */
+const clip = (text: string, bytes: number) => {
+  let out = ""
+  let used = 0
+  for (const char of text) {
+    used += Buffer.byteLength(char)
+    if (used > bytes) break
+    out += char
+  }
+  return out
+}
+
+/**
+ * A visible alert, delivered now (priority 10), always within the providers'
+ * payload limit: the tray shows a preview and the inbox item (`ref`) keeps
+ * everything, so an alert that would not fit first loses its image, then its
+ * link, then the end of its body.
+ */
 export const alertMessage = (alert: AlertContent): PushMessage => {
+  const message = buildAlert(alert)
+  const over = payloadBytes(message) - ALERT_PAYLOAD_LIMIT
+  if (over <= 0) return message
+  if (alert.imageUrl !== null) return alertMessage({ ...alert, imageUrl: null })
+  if (alert.url !== null) return alertMessage({ ...alert, url: null })
+  // Each byte cut from the text is at least a byte cut from its JSON; "…" is three.
+  return buildAlert({ ...alert, body: `${clip(alert.body, Buffer.byteLength(alert.body) - over - 3)}…` })
+}
+
+const buildAlert = (alert: AlertContent): PushMessage => {
   const extra = { ...optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl }), ...alert.data }
   return {
     pushType: "alert",

@@ -28,6 +28,29 @@ const setPushToken = (deviceId: string, token: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE devices SET push_token = ${token} WHERE id = ${deviceId}`)
 
 layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications", (it) => {
+  it.effect("an alert that would pass the providers' 4 KB limit sheds its image, then its link; the inbox keeps both", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["notifications:send", "inbox:read"])
+      const phone = yield* registerDevice(agent, "iphone-")
+      const pixel = yield* registerDevice(agent, "pixel-", "android")
+      const long = (what: string) => `https://cdn.example.test/${what}/${"a".repeat(2000)}`
+      const created = yield* agent.client.notifications.create({ headers: {},
+        payload: { title: "Build finished", body: "All 212 tests passed.", url: long("run"), imageUrl: long("img") }
+      })
+      assert.strictEqual(created.accepted, 2)
+      const [ios] = yield* deliveries(agent, phone.id)
+      const [android] = yield* deliveries(agent, pixel.id)
+      for (const payload of [ios?.payload, android?.payload]) {
+        assert.isAtMost(Buffer.byteLength(JSON.stringify(payload)), 4096)
+        assert.include(JSON.stringify(payload), `notification:${created.notification.id}`)
+        assert.notInclude(JSON.stringify(payload), long("img"))
+        assert.include(JSON.stringify(payload), "All 212 tests passed.")
+      }
+      assert.include(JSON.stringify(ios?.payload), long("run"))
+      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${created.notification.id}` } })
+      assert.deepStrictEqual([detail.url, detail.body], [long("run"), "All 212 tests passed."])
+    }))
+
   it.effect("pushes to every active device and counts what the providers accepted", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])

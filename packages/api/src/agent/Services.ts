@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Ok, Uri } from "../domain/Common.ts"
 import { AgentService, ServiceCreated } from "../domain/Services.ts"
-import { NotFound, Forbidden } from "../errors.ts"
+import { Forbidden, LimitReached, NotFound } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { ServiceId } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
@@ -50,13 +50,13 @@ export class ServicesGroup extends HttpApiGroup.make("services")
     HttpApiEndpoint.post("create", "/services", {
       payload: CreateServiceRequest,
       success: ServiceCreated.pipe(HttpApiSchema.status(201)),
-      error: NotFound
+      error: [NotFound, LimitReached]
     }).pipe(agentOperation({
       summary: "Create a webhook service",
       description: "Creates a service that receives inbound notifications at its webhook URL. The URL embeds a random " +
         "256-bit token (`hlw_…`) that Herald stores only as a hash: it is returned here once. `defaultReplyWebhookId` " +
         "must name one of the account's reply webhooks (else 404); outcome events of prompts sent through the " +
-        "service go there too.",
+        "service go there too. An account keeps at most 1,000 services (422 `LIMIT_REACHED` with `limit`).",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.get("get", "/services/:id", { params: { id: ServiceId }, success: AgentService, error: NotFound })

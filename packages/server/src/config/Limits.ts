@@ -12,6 +12,9 @@ export const MAX_INBOUND_BYTES = 64 * 1024
 /** The body limit of a request path. */
 export const bodyLimitFor = (url: string): number => url.startsWith("/hooks/") ? MAX_INBOUND_BYTES : MAX_BODY_BYTES
 
+/** Webhook services per account: `GET /services` lists them all in one answer. */
+export const MAX_SERVICES = 1000
+
 /** Reply webhooks per account. */
 export const MAX_REPLY_WEBHOOKS = 50
 

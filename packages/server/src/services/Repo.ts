@@ -8,6 +8,7 @@ import { AgentService, Event } from "@herald/api"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
+import { MAX_SERVICES } from "../config/Limits.ts"
 import { alongsideMembers } from "../db/Statements.ts"
 
 /** A service with what the rules need beyond the record: who created it. */
@@ -96,6 +97,8 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   readonly insert: (service: NewService) => Effect.Effect<ServiceRow>
   /** Services the user can see, newest first. */
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<ServiceRow>>
+  /** How many services the account created. */
+  readonly count: (userId: string) => Effect.Effect<number>
   /** One service the user can see. */
   readonly find: (userId: string, id: string) => Effect.Effect<ServiceRow | undefined>
   /** The writes below touch the creator's service only; undefined (false) when it is gone. */
@@ -123,7 +126,7 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
       sql`INSERT INTO services ${sql.insert({ ...s })} RETURNING ${columns}`.pipe(Effect.map((rows) => one(rows)!), Effect.orDie)
 
     const list = (userId: string) =>
-      sql`SELECT ${columns} FROM services WHERE user_id = ${userId} ORDER BY id DESC LIMIT 1000`.pipe(
+      sql`SELECT ${columns} FROM services WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${MAX_SERVICES}`.pipe(
         Effect.map(decodeServices),
         Effect.orDie
       )
@@ -193,10 +196,17 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         Effect.orDie
       )
 
+    const count = (userId: string) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM services WHERE user_id = ${userId}`.pipe(
+        Effect.map((rows) => rows[0]!.n),
+        Effect.orDie
+      )
+
     return ServicesRepo.of({
       hasReplyWebhook,
       insert,
       list,
+      count,
       find,
       update,
       remove,

@@ -9,11 +9,12 @@
  * with the teams capability; until then no family exists, so sharing with
  * one answers 404 and every service is visible to its creator only.
  */
-import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from "@herald/api"
+import { AgentServiceWithWebhookUrl, EventList, LimitReached, NotFound, ServiceCreated } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { MAX_SERVICES } from "../config/Limits.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
@@ -26,7 +27,7 @@ const notFound = new NotFound({ error: "Service not found." })
 
 export class Services extends Context.Service<Services, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
-  readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound>
+  readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound | LimitReached>
   readonly get: (userId: string, id: string) => Effect.Effect<AgentService, NotFound>
   readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound>
   readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
@@ -62,6 +63,9 @@ export class Services extends Context.Service<Services, {
 
     const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
+      if ((yield* repo.count(userId)) >= MAX_SERVICES) {
+        return yield* new LimitReached({ error: `An account keeps at most ${MAX_SERVICES} webhook services.`, limit: MAX_SERVICES })
+      }
       const token = generateSecret("hlw")
       const row = yield* repo.insert({
         id: yield* makeId("svc"),

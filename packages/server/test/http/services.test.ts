@@ -4,6 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 
 const rw = ["services:read", "services:write"] as const
@@ -84,6 +85,23 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("we
         body: JSON.stringify({})
       })
       assert.strictEqual(bad.status, 400)
+    }))
+
+  it.effect("an account keeps at most 1,000 services, so the list always holds them all", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...rw])
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`
+        INSERT INTO services (id, user_id, title, token_hash)
+        SELECT 'svc_bulk' || lpad(n::text, 4, '0'), ${agent.person.id}, 'bulk', 'hash-' || ${agent.person.id} || '-' || n
+        FROM generate_series(1, 999) AS n`
+      const last = yield* agent.client.services.create({ payload: { title: "the thousandth" } })
+      const refused = yield* Effect.flip(agent.client.services.create({ payload: { title: "one too many" } }))
+      assert.strictEqual(refused._tag, "LimitReached")
+      assert.strictEqual((refused as { limit?: number }).limit, 1000)
+      const listed = yield* agent.client.services.list()
+      assert.strictEqual(listed.items.length, 1000)
+      assert.isTrue(listed.items.some((s) => s.id === last.service.id))
     }))
 
   it.effect("another account's service answers 404 to every operation", () =>

@@ -16,6 +16,18 @@ const body = <const Tag extends string, const Code extends string>(tag: Tag, cod
   code: Schema.tag(code)
 })
 
+/**
+ * The spec's Error record: the body of every error answer, whatever its code.
+ * The classes below are its narrowings, one per code, that operations declare;
+ * this one reads any of them (a client meeting a code it does not know yet).
+ */
+export class ErrorRecord extends Schema.Class<ErrorRecord>("Error")({
+  error: Schema.String,
+  code: Schema.optionalKey(Schema.String),
+  issues: Schema.optionalKey(Schema.Unknown),
+  required: Schema.optionalKey(Schema.Array(Schema.String))
+}) {}
+
 /** 400: a body, query, path or header failed validation; `issues` says where. */
 export class ValidationFailed extends Schema.Error<ValidationFailed>("ValidationFailed")({
   ...body("ValidationFailed", "VALIDATION_FAILED"),

@@ -3,7 +3,8 @@
  * framework default body, a stack trace, or a 500.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { ErrorRecord } from "@herald/api"
+import { Effect, Schema } from "effect"
 import * as net from "node:net"
 import { makeAgent, makePerson, rawFetch, TestServer, TestServerLayer } from "../../../../test/support/server.ts"
 
@@ -15,6 +16,8 @@ const json = (session: string, body: string, extra: Record<string, string> = {})
 
 const assertError = (res: { status: number; body: unknown }, status: number, code: string) => {
   assert.strictEqual(res.status, status, JSON.stringify(res.body))
+  // Every error body is the spec's Error record, with nothing else in it.
+  Schema.decodeUnknownSync(ErrorRecord)(res.body, { onExcessProperty: "error" })
   const body = res.body as Record<string, unknown>
   assert.strictEqual(body.code, code)
   assert.isString(body.error)

@@ -98,9 +98,12 @@ const identifier = { identifier: ActivityIdentifier }
 
 export const ACTIVITY_TRANSITIONS = "Status: `starting` until a device's provider accepts the start; then `active` " +
   "(every device that answered accepted) or `partial` (some devices failed for good: refused by the provider, out of " +
-  "attempts, or full); `failed` when every device failed; `ended` by POST …/end (at once, for the logical activity; " +
-  "device end operations are queued durably and sent in order, iOS ones once the update token exists); `expired` at " +
-  "`expiresAt` (queued operations are dropped). `ended`, `expired` and `failed` are final."
+  "attempts, or full; or, after it showed the card, whose update token the provider refused for good): a failed device's " +
+  "place is freed and nothing more is sent to it; `failed` when every device failed; `ended` by POST …/end (at once, " +
+  "for the logical activity; a device that shows the card gets what it has queued, then its end, queued durably and sent " +
+  "in order, iOS ones once the update token exists; a device whose start has not gone gets nothing more); `expired` at " +
+  "`expiresAt` (queued operations are dropped). `ended`, `expired` and `failed` are final: POST …/end or PATCH on one " +
+  "answers 409 `ACTIVITY_ENDED`."
 
 export class ActivitiesGroup extends HttpApiGroup.make("activities")
   .add(
@@ -128,10 +131,13 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "account's, else 404; none capable: 422 `NO_LIVE_ACTIVITY_DEVICE`): iOS through the device's push-to-start token, Android as an FCM data message. Starts " +
         "are paced per device; `queued` counts the device starts not yet sent. `key` names the activity for later " +
         "calls; starting a key this token still has live answers 409 `ACTIVITY_KEY_CONFLICT` unless `replace: true`, " +
-        "which ends that activity first (`replaced: 1`). A device shows at most five live activities (interactive " +
-        "prompt cards included): full devices count in `failed`; when every device is full, 422 " +
+        "which ends that activity in the same step as the new start (`replaced: 1`; its places count as free): a start " +
+        "that fails leaves it as it was, and concurrent replacing starts of one key take turns. A device shows at most " +
+        "five live activities (interactive prompt cards included): full devices count in `failed`; when every device " +
+        "is full, 422 " +
         "`ACTIVITY_CAPACITY_EXCEEDED` (`limit: 5`). `props.title` is required; `progress` is 0..1; `layout` one of " +
-        "standard, ring, hero, terminal, steps. A payload over APNs' 4 KB answers 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. " +
+        "standard, ring, hero, terminal, steps. A payload over APNs' 4 KB (the start's, or the end's the props would make) " +
+        "answers 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. " +
         "Text over a layout's suggested visible-character budget is kept whole and reported in `budgetWarnings`. " +
         "`expiresInSeconds` 60–43200 (default 28800).\n\n" + ACTIVITY_TRANSITIONS,
       scopes: ["activities:write"],
@@ -156,7 +162,8 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "snapshot is replaced by a newer one (`superseded`). `priority: high` is a milestone at priority 10 while " +
         "the activity's budget allows (4 per rolling minute, 20 per rolling hour), else priority 5 " +
         "(`budget_exhausted`); a milestone is never dropped or overtaken. iOS updates wait for the activity's " +
-        "update token on that device (`readiness.awaitingUpdateToken`).",
+        "update token on that device (`readiness.awaitingUpdateToken`). Props whose update, or the end they would make, " +
+        "passes APNs' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`.",
       scopes: ["activities:write"],
       sends: true
     })),
@@ -168,7 +175,8 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
       summary: "End a live activity",
       description: "Ends the logical activity at once (`ended`). Each device's end operation is queued durably and " +
         "sent after what is queued before it — on iOS once the activity's update token exists — so the answer may " +
-        "carry `accepted: 0, failed: 0, queued: N`.",
+        "carry `accepted: 0, failed: 0, queued: N`. A device whose start has not gone gets nothing more. An activity " +
+        "already ended, expired or failed answers 409 `ACTIVITY_ENDED`.",
       scopes: ["activities:write"]
     }))
   )

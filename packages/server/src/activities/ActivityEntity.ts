@@ -28,7 +28,7 @@ import { Outbox } from "../push/Outbox.ts"
 import { backoffDelay, PushGateway } from "../push/PushGateway.ts"
 import type { PushTarget } from "../push/PushMessage.ts"
 import { liveGrants, milestoneAllowed } from "./Budget.ts"
-import { checkPayloadSize, liveActivityMessage } from "./Cards.ts"
+import { checkPayloadSize, endMessage, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
 import { nextSlot, pacedUntil } from "./Pacing.ts"
 import { ActivitiesRepo, operationId } from "./Repo.ts"
@@ -131,11 +131,11 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             yield* repo.recordAccepted(op)
             return "accepted" as const
           case "Rejected":
-            yield* repo.recordFailed(op, outcome.reason)
+            yield* repo.recordFailed(op, outcome.reason, outcome.tokenInvalid)
             return "failed" as const
           case "Retry": {
             if (op.attempts + 1 >= MAX_ATTEMPTS) {
-              yield* repo.recordFailed(op, outcome.reason)
+              yield* repo.recordFailed(op, outcome.reason, false)
               return "failed" as const
             }
             const delay = backoffDelay(op.attempts + 1, outcome.retryAfter, yield* Random.next)
@@ -176,7 +176,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           if (target === "AwaitingUpdateToken") continue
           if (target === "NoPushToStartToken") {
             go(op, Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
-              claimed ? Effect.as(repo.recordFailed(op, target), "failed" as const) : Effect.succeed("queued" as const)))
+              claimed ? Effect.as(repo.recordFailed(op, target, false), "failed" as const) : Effect.succeed("queued" as const)))
             continue
           }
           if (op.op === "start") {
@@ -276,7 +276,8 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             timestampSeconds: Math.floor(now / 1000),
             staleDate: Math.floor(Date.parse(current.expiresAt) / 1000)
           })
-          yield* checkPayloadSize(payload, "update")
+          // The end will carry these props: it must fit too.
+          yield* checkPayloadSize(payload, "update", endMessage(id, props, Math.floor(now / 1000)))
           const milestoneGrants = milestone ? [...grants, now] : grants
           const queued = yield* repo.enqueueUpdate({
             activityId: id,
@@ -313,19 +314,8 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
 
     const end = Effect.gen(function*() {
       head = undefined
-      const current = yield* repo.head(id)
-      if (current === undefined) return yield* ended
-      const now = yield* Clock.currentTimeMillis
-      const result = yield* repo.end(id, (activityId) =>
-        liveActivityMessage({
-          activityId,
-          event: "end",
-          state: current.props,
-          priority: 10,
-          timestampSeconds: Math.floor(now / 1000),
-          // The final state stays on the lock screen for a few minutes.
-          dismissalDate: Math.floor(now / 1000) + 300
-        }))
+      const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const result = yield* repo.end(id, (activityId, props) => endMessage(activityId, props, now))
       if (result === undefined) return yield* ended
       yield* flushLocked
       return yield* outcome(result.sequence, 10, "end", result.superseded)

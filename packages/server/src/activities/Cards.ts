@@ -14,11 +14,16 @@ export const APNS_PAYLOAD_LIMIT = 4096
 /** The size APNs will see: the JSON payload in bytes. */
 export const payloadBytes = (message: PushMessage): number => Buffer.byteLength(JSON.stringify(message.apns))
 
-/** Refuses a message APNs would refuse for its size; `what` names it in the error ("start", "update"). */
-export const checkPayloadSize = (message: PushMessage, what: string): Effect.Effect<void, ActivityPayloadTooLarge> => {
-  const bytes = payloadBytes(message)
+/**
+ * Refuses a message APNs would refuse for its size, `what` naming it in the
+ * error ("start", "update"). `end` is the end the same props would make: it is
+ * judged too (it can be the larger), so an activity accepted can always end.
+ */
+export const checkPayloadSize = (message: PushMessage, what: string, end?: PushMessage): Effect.Effect<void, ActivityPayloadTooLarge> => {
+  const bytes = Math.max(payloadBytes(message), end === undefined ? 0 : payloadBytes(end))
   return bytes <= APNS_PAYLOAD_LIMIT ? Effect.void : Effect.fail(new ActivityPayloadTooLarge({
-    error: `The ${what}'s push payload would be ${bytes} bytes; APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
+    error: `The ${what}'s push payload${end === undefined ? "" : " (or the end built from it)"} would be ${bytes} bytes; ` +
+      `APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
     limit: APNS_PAYLOAD_LIMIT
   }))
 }
@@ -67,6 +72,20 @@ export const liveActivityMessage = (options: {
     android: { priority: options.priority === 10 ? "high" : "normal", collapseKey: options.activityId }
   }
 })
+
+/** How long an ended activity's final state stays on the lock screen. */
+const END_DISMISSAL_SECONDS = 300
+
+/** The end of an agent's activity, carrying its last state. */
+export const endMessage = (activityId: string, state: Readonly<Record<string, unknown>>, nowSeconds: number): PushMessage =>
+  liveActivityMessage({
+    activityId,
+    event: "end",
+    state,
+    priority: 10,
+    timestampSeconds: nowSeconds,
+    dismissalDate: nowSeconds + END_DISMISSAL_SECONDS
+  })
 
 /** The props of a prompt's interactive card: what the lock screen shows and the buttons' meaning. */
 export const promptCardState = (interaction: Pick<Interaction, "id" | "kind" | "title" | "prompt" | "actionDigest" | "primaryLabel" | "secondaryLabel" | "status">) => ({

@@ -21,10 +21,12 @@ import { SqlClient } from "effect/sql"
 import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
 import { makeId } from "../lib/Ids.ts"
 import { Outbox } from "../push/Outbox.ts"
+import type { PushMessage } from "../push/PushMessage.ts"
 import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
 import type { MutationOutcome } from "./ActivityEntity.ts"
-import { checkPayloadSize, liveActivityMessage, promptCardState } from "./Cards.ts"
+import { checkPayloadSize, endMessage, liveActivityMessage, promptCardState } from "./Cards.ts"
 import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
+import type { NewActivity } from "./Repo.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
 
 const SWEEP_INTERVAL = Duration.seconds(2)
@@ -39,6 +41,12 @@ const OWNER_CACHE_SIZE = 50_000
 /** decisions.md: `expiresInSeconds` default. */
 const DEFAULT_EXPIRY_SECONDS = 28_800
 const LIST_LIMIT = 100
+/**
+ * Tries of a replacing start. Replacing starts of a key are serialized, so
+ * one loses the key only to a plain start that took it meanwhile (and then
+ * replaces that one).
+ */
+const REPLACE_TRIES = 5
 
 const notFound = new NotFound({ error: "Live activity not found." })
 const capacityExceeded = new ActivityCapacityExceeded({
@@ -130,21 +138,33 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       Effect.flatMap(repo.targets(userId, deviceIds), (ids) =>
         ids === undefined ? Effect.fail(new NotFound({ error: "Device not found." })) : Effect.succeed(ids))
 
+    /**
+     * One try of a start, in one transaction: a replacing start ends the
+     * key's live activity (freeing its places) and starts the new one, or,
+     * failing, leaves the old one as it was. Answers the activity it replaced.
+     */
+    const startOnce = (activity: NewActivity, deviceIds: ReadonlyArray<string>, replace: boolean, message: PushMessage) =>
+      sql.withTransaction(Effect.gen(function*() {
+        let replaced: string | undefined
+        if (activity.key !== null && replace) {
+          yield* repo.lockForReplace(activity.tokenId, activity.key, deviceIds)
+          const live = yield* repo.liveByKey(activity.tokenId, activity.key)
+          const now = yield* seconds
+          if (live !== undefined && (yield* repo.end(live, (a, props) => endMessage(a, props, now))) !== undefined) replaced = live
+        }
+        const started = yield* repo.start(activity, deviceIds, "start", () => message)
+        if (started._tag === "Full") return yield* capacityExceeded
+        return { full: started.full, replaced }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
     const start = Effect.fn("LiveActivities.start")(function*(agent: AgentPrincipal, input: StartActivityRequest) {
       const deviceIds = yield* targets(agent.userId, input.deviceIds)
       if (deviceIds.length === 0) {
         return yield* new NoLiveActivityDevice({ error: "No active device of the account can show live activities." })
       }
       const key = input.key ?? null
-      let replaced = 0
-      if (key !== null) {
-        const live = yield* repo.liveByKey(agent.tokenId, key)
-        if (live !== undefined && input.replace !== true) return yield* keyConflict(key)
-        if (live !== undefined) {
-          yield* client(live).End().pipe(Effect.catchTags({ ...clusterFailuresAreDefects, ActivityEnded: () => Effect.void }))
-          replaced = 1
-        }
-      }
+      const replace = input.replace === true
+      if (key !== null && !replace && (yield* repo.liveByKey(agent.tokenId, key)) !== undefined) return yield* keyConflict(key)
       const id = yield* makeId("act")
       const now = yield* Clock.currentTimeMillis
       const expiresAt = new Date(now + (input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS) * 1000).toISOString()
@@ -158,20 +178,21 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         alert: { title: String(props.title), body: String(props.status ?? props.subtitle ?? props.detail ?? "") },
         staleDate: Math.floor(Date.parse(expiresAt) / 1000)
       })
-      yield* checkPayloadSize(message, "start")
-      const started = yield* sql.withTransaction(
-        repo.start({ id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }, deviceIds, "start", () => message)
-      ).pipe(
-        Effect.catchTag("SqlError", Effect.die),
+      yield* checkPayloadSize(message, "start", endMessage(id, props, Math.floor(now / 1000)))
+      const activity = { id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }
+      const started = yield* startOnce(activity, deviceIds, replace, message).pipe(
+        // A replacing start that lost the key to a concurrent start replaces that one.
+        Effect.retry({ while: (e) => replace && e._tag === "KeyTaken", times: REPLACE_TRIES - 1 }),
         // Rolled back: a concurrent start took the key between the check above and this insert.
         Effect.catchTag("KeyTaken", () => Effect.fail(keyConflict(key ?? "")))
       )
-      if (started._tag === "Full") return yield* capacityExceeded
+      // The replaced activity's ends go first (its devices' places are now the new one's).
+      if (started.replaced !== undefined) yield* client(started.replaced).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
       yield* scheduleExpiry(id, expiresAt)
       yield* client(id).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
       const o = yield* repo.outcomeOf(id, 1)
       return yield* mutation(id, { sequence: 1, apnsPriority: 10, priorityReason: "start", superseded: 0, ...o }, {
-        replaced,
+        replaced: started.replaced === undefined ? 0 : 1,
         failed: started.full.length
       })
     })

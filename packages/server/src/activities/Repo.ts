@@ -87,6 +87,12 @@ export interface QueuedUpdate {
   readonly deviceIds: ReadonlyArray<string>
 }
 
+/** An activity's end push, from its last props. */
+export type EndMessage = (activityId: string, props: Readonly<Record<string, unknown>>) => PushMessage
+
+/** Advisory-lock namespace (two-key form) of starts that replace a key; the inbox uses another. */
+const REPLACE_LOCK_SPACE = 0x4c41 // "LA"
+
 export interface ActivityHead {
   readonly id: string
   readonly status: string
@@ -109,6 +115,12 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     reason: "start" | "interaction",
     startMessage: (deviceId: string) => PushMessage
   ) => Effect.Effect<StartResult, KeyTaken>
+  /**
+   * Takes the key's replace lock and the devices' rows (in the caller's
+   * transaction, before anything else): replacing starts of one key run one
+   * after another, each seeing the last one's activity.
+   */
+  readonly lockForReplace: (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) => Effect.Effect<void>
   /** The live activity of this token with this key (to replace or refuse a start). */
   readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
   /** An activity of this token by id or key (the live one with that key, else the newest). */
@@ -127,11 +139,15 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
    * statement; concurrent activities' updates share it.
    */
   readonly enqueueUpdate: (write: UpdateWrite) => Effect.Effect<QueuedUpdate | undefined>
-  /** Ends the logical activity at once; queues each showing device's end. None when it had already ended. */
-  readonly end: (activityId: string, message: (activityId: string) => PushMessage) => Effect.Effect<
+  /**
+   * Ends the logical activity at once: a device that shows (or may show) it
+   * gets its end behind what it has queued; one whose start never went gets
+   * nothing more. None when it was already final (ended, expired, failed).
+   */
+  readonly end: (activityId: string, message: EndMessage) => Effect.Effect<
     { readonly sequence: number; readonly superseded: number } | undefined
   >
-  readonly endForInteraction: (interactionId: string, message: (activityId: string) => PushMessage) => Effect.Effect<string | undefined>
+  readonly endForInteraction: (interactionId: string, message: EndMessage) => Effect.Effect<string | undefined>
   /** At the deadline: `expired`, queued operations dropped, devices freed. */
   readonly expire: (activityId: string) => Effect.Effect<boolean>
   /** Stores a device's update token for the activity; false when not the person's. */
@@ -147,7 +163,12 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
    */
   readonly releaseDeadClaims: (staleSeconds: number) => Effect.Effect<ReadonlyArray<string>>
   readonly recordAccepted: (op: QueuedOperation) => Effect.Effect<void>
-  readonly recordFailed: (op: QueuedOperation, reason: string) => Effect.Effect<void>
+  /**
+   * A failure for good. A failed start, or `deviceGone` (the provider refused
+   * the token), fails the device's target: its place is freed and what it
+   * still has queued is dropped.
+   */
+  readonly recordFailed: (op: QueuedOperation, reason: string, deviceGone: boolean) => Effect.Effect<void>
   /** Back to the queue, due after `delayMillis` (a transient provider failure). */
   readonly requeue: (op: QueuedOperation, reason: string, delayMillis: number) => Effect.Effect<void>
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
@@ -172,10 +193,20 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           payload: JSON.stringify(payload(deviceId))
         })))}`.pipe(Effect.asVoid)
 
+    // Locked in id order: concurrent starts to the same devices queue here.
+    const lockDevices = (deviceIds: ReadonlyArray<string>) =>
+      sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR UPDATE`
+
+    const lockForReplace = (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) =>
+      sql`SELECT pg_advisory_xact_lock(${REPLACE_LOCK_SPACE}, hashtext(${tokenId} || ' ' || ${key}))`.pipe(
+        Effect.andThen(lockDevices(deviceIds)),
+        Effect.asVoid,
+        Effect.orDie
+      )
+
     const start: ActivitiesRepo["Service"]["start"] = (activity, deviceIds, reason, startMessage) =>
       Effect.gen(function*() {
-        // Locked in id order: concurrent starts to the same devices queue here.
-        yield* sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR UPDATE`
+        yield* lockDevices(deviceIds)
         const counts = yield* sql<{ deviceId: string; n: number }>`
           SELECT t.device_id, count(*)::int AS n FROM live_activity_targets t
           WHERE t.device_id = ANY(${[...deviceIds]}::text[]) AND t.status IN ('queued', 'active')
@@ -380,25 +411,25 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       )
     )
 
-    const endWhere = (where: Statement.Fragment, message: (activityId: string) => PushMessage) =>
+    const endWhere = (where: Statement.Fragment, message: EndMessage) =>
       Effect.gen(function*() {
-        const ended = yield* sql<{ id: string; sequence: number }>`
+        const ended = yield* sql<{ id: string; sequence: number; props: Record<string, unknown> }>`
           UPDATE live_activities SET status = 'ended', ended_at = now(), updated_at = now(), sequence = sequence + 1
-          WHERE ${where} AND status NOT IN ('ended', 'expired') RETURNING id, sequence`
+          WHERE ${where} AND status NOT IN ('ended', 'expired', 'failed') RETURNING id, sequence, props`
         const activity = ended[0]
         if (activity === undefined) return undefined
-        // Starts never sent are dropped; devices that show (or will show) the card get its end, after what is queued.
-        const unstarted = yield* sql<{ deviceId: string }>`
-          UPDATE live_activity_operations SET status = 'superseded'
-          WHERE activity_id = ${activity.id} AND status = 'queued' AND op = 'start' RETURNING device_id`
-        const superseded = unstarted.length + (yield* supersedeRoutine(activity.id, activity.sequence))
+        // Devices that show the card, or may (a start in flight or of unknown fate), get its end after their queue.
         const devices = (yield* sql<{ deviceId: string }>`
-          SELECT device_id FROM live_activity_targets WHERE activity_id = ${activity.id} AND status = 'active'
-            OR (activity_id = ${activity.id} AND status = 'queued' AND EXISTS (
-              SELECT 1 FROM live_activity_operations o WHERE o.activity_id = ${activity.id}
-                AND o.device_id = live_activity_targets.device_id AND o.op = 'start' AND o.status = 'sending'))`)
-          .map((r) => r.deviceId)
-        yield* insertOps(activity.id, devices, activity.sequence, "end", 10, "end", () => message(activity.id))
+          SELECT t.device_id FROM live_activity_targets t
+          WHERE t.activity_id = ${activity.id} AND (t.status = 'active' OR (t.status = 'queued' AND EXISTS (
+            SELECT 1 FROM live_activity_operations o WHERE o.activity_id = t.activity_id AND o.device_id = t.device_id
+              AND o.op = 'start' AND o.status IN ('sending', 'unknown'))))`).map((r) => r.deviceId)
+        // The others never got the card: nothing more goes to them (a dropped start or milestone replaces nothing).
+        yield* sql`
+          UPDATE live_activity_operations SET status = 'superseded', error_code = 'activity_ended'
+          WHERE activity_id = ${activity.id} AND status = 'queued' AND NOT (device_id = ANY(${devices}::text[]))`
+        const superseded = yield* supersedeRoutine(activity.id, activity.sequence)
+        yield* insertOps(activity.id, devices, activity.sequence, "end", 10, "end", () => message(activity.id, activity.props))
         yield* sql`UPDATE live_activity_targets SET status = 'ended'
                    WHERE activity_id = ${activity.id} AND status IN ('queued', 'active')`
         return { id: activity.id, sequence: activity.sequence, superseded }
@@ -410,14 +441,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
 
-    const endForInteraction = (interactionId: string, message: (activityId: string) => PushMessage) =>
+    const endForInteraction = (interactionId: string, message: EndMessage) =>
       endWhere(sql`interaction_id = ${interactionId}`, message).pipe(Effect.map((r) => r?.id), Effect.orDie)
 
     const expire = (activityId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql`
           UPDATE live_activities SET status = 'expired', updated_at = now(), ended_at = COALESCE(ended_at, now())
-          WHERE id = ${activityId} AND status NOT IN ('ended', 'expired') RETURNING id`
+          WHERE id = ${activityId} AND status NOT IN ('ended', 'expired', 'failed') RETURNING id`
         // Whatever is still queued (an ended activity's ends included) is past its deadline.
         yield* sql`UPDATE live_activity_operations SET status = 'expired' WHERE activity_id = ${activityId} AND status = 'queued'`
         yield* sql`UPDATE live_activity_targets SET status = 'ended' WHERE activity_id = ${activityId} AND status IN ('queued', 'active')`
@@ -496,15 +527,25 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         WHERE o.id = v.id AND o.id = ANY(${rows.map((r) => r.id)}::text[])`.pipe(Effect.as(rows.map(() => undefined)), Effect.orDie)
     )
 
-    const settle = (op: QueuedOperation, status: "accepted" | "failed", reason: string | null) =>
-      op.op !== "start" ? settleRows({ id: op.id, status, reason }) : sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ activityId: string }>`
-          UPDATE live_activity_operations SET status = ${status}, error_code = ${reason}, sent_at = now()
-          WHERE id = ${op.id} RETURNING activity_id`
-        const activityId = rows[0]?.activityId
+    const settle = (op: QueuedOperation, status: "accepted" | "failed", reason: string | null, deviceGone = false) =>
+      op.op !== "start" && !deviceGone ? settleRows({ id: op.id, status, reason }) : sql.withTransaction(Effect.gen(function*() {
+        // The activity's row first, as an end takes it, so the two cannot deadlock.
+        const rows = yield* sql<{ id: string }>`
+          SELECT a.id FROM live_activities a JOIN live_activity_operations o ON o.activity_id = a.id
+          WHERE o.id = ${op.id} FOR UPDATE OF a`
+        const activityId = rows[0]?.id
         if (activityId === undefined) return
-        yield* sql`UPDATE live_activity_targets SET status = ${status === "accepted" ? "active" : "failed"}
-                   WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
+        yield* sql`UPDATE live_activity_operations SET status = ${status}, error_code = ${reason}, sent_at = now() WHERE id = ${op.id}`
+        if (status === "accepted") {
+          yield* sql`UPDATE live_activity_targets SET status = 'active'
+                     WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
+        } else {
+          // The device will not show the card: its place is freed and nothing more goes to it.
+          yield* sql`UPDATE live_activity_targets SET status = 'failed'
+                     WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status IN ('queued', 'active')`
+          yield* sql`UPDATE live_activity_operations SET status = 'superseded', error_code = 'device_failed'
+                     WHERE activity_id = ${activityId} AND device_id = ${op.deviceId} AND status = 'queued'`
+        }
         yield* refreshStatus(activityId)
       })).pipe(Effect.orDie)
 
@@ -541,6 +582,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
 
     return ActivitiesRepo.of({
       start,
+      lockForReplace,
       liveByKey,
       findId,
       list,
@@ -556,7 +598,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       claim,
       releaseDeadClaims,
       recordAccepted: (op) => settle(op, "accepted", null),
-      recordFailed: (op, reason) => settle(op, "failed", reason),
+      recordFailed: (op, reason, deviceGone) => settle(op, "failed", reason, deviceGone),
       requeue,
       outcomeOf,
       withQueuedWork,

@@ -12,45 +12,7 @@ import { SqlClient } from "effect/sql"
 import { eventually } from "../../../../test/support/eventually.ts"
 import { moveActivityDeadline } from "../../../../test/support/prompts.ts"
 import { makeAgent, rawFetch, testServerLayer } from "../../../../test/support/server.ts"
-
-type Agent = Effect.Success<ReturnType<typeof makeAgent>>
-
-const scopes = ["activities:read", "activities:write"] as const
-
-let seq = 0
-const phone = (agent: Agent, platform: "ios" | "android") =>
-  Effect.gen(function*() {
-    const device = yield* agent.app.devices.register({
-      payload: { platform, pushToken: `la-${platform}-${++seq}-${Date.now()}`, liveActivitiesCapable: true }
-    })
-    if (platform === "ios") {
-      yield* agent.app.devices.pushToStartToken({ params: { id: device.id }, payload: { token: `pts-${seq}-${Date.now()}` } })
-    }
-    return device
-  })
-
-interface Sent {
-  readonly event: string
-  readonly priority: number
-  readonly state: Record<string, unknown>
-}
-
-/** What the sandbox sent a device for live activities, in order. */
-const sent = (agent: Agent, deviceId: string) =>
-  Effect.map(agent.app.devices.deliveries({ params: { id: deviceId } }), (r) =>
-    r.items.flatMap((d): Array<Sent> => {
-      const payload = d.payload as { aps?: Record<string, unknown>; data?: Record<string, string> }
-      if (d.pushType === "liveactivity" && payload.aps !== undefined) {
-        return [{ event: String(payload.aps.event), priority: d.priority, state: payload.aps["content-state"] as Record<string, unknown> }]
-      }
-      if (payload.data?.type === "live_activity") {
-        return [{ event: payload.data.event!, priority: d.priority, state: JSON.parse(payload.data.state!) }]
-      }
-      return []
-    }))
-
-const start = (agent: Agent, payload: Parameters<Agent["client"]["activities"]["start"]>[0]["payload"]) =>
-  agent.client.activities.start({ headers: {}, payload })
+import { phone, scopes, sent, start } from "./activitySupport.ts"
 
 // Routine updates: one per device per 400 ms, so pacing shows without slow tests.
 layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVITY_START_INTERVAL_MS: "0" }), {

@@ -6,6 +6,7 @@ import {
   ActivityEnded,
   ActivityKeyConflict,
   ActivityPayloadTooLarge,
+  Conflict,
   IdempotencyKeyInUse,
   IdempotencyKeyReused,
   NoLiveActivityDevice,
@@ -154,7 +155,7 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
       params: identifier,
       payload: UpdateActivityRequest,
       success: LiveActivityMutation,
-      error: [NotFound, ActivityEnded, ActivityPayloadTooLarge]
+      error: [NotFound, ActivityEnded, ActivityPayloadTooLarge, Conflict]
     }).pipe(agentOperation({
       summary: "Update a live activity",
       description: "Merges `props` field by field (`null` removes a field) and sends the new state to every device. " +
@@ -163,20 +164,22 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "the activity's budget allows (4 per rolling minute, 20 per rolling hour), else priority 5 " +
         "(`budget_exhausted`); a milestone is never dropped or overtaken. iOS updates wait for the activity's " +
         "update token on that device (`readiness.awaitingUpdateToken`). Props whose update, or the end they would make, " +
-        "passes APNs' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`.",
+        "passes APNs' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. A prompt's card (`presentation: live_activity`) " +
+        "changes only with its prompt: 409 `CONFLICT`.",
       scopes: ["activities:write"],
       sends: true
     })),
     HttpApiEndpoint.post("end", "/activities/:identifier/end", {
       params: identifier,
       success: LiveActivityMutation,
-      error: [NotFound, ActivityEnded]
+      error: [NotFound, ActivityEnded, Conflict]
     }).pipe(agentOperation({
       summary: "End a live activity",
       description: "Ends the logical activity at once (`ended`). Each device's end operation is queued durably and " +
         "sent after what is queued before it — on iOS once the activity's update token exists — so the answer may " +
         "carry `accepted: 0, failed: 0, queued: N`. A device whose start has not gone gets nothing more. An activity " +
-        "already ended, expired or failed answers 409 `ACTIVITY_ENDED`.",
+        "already ended, expired or failed answers 409 `ACTIVITY_ENDED`; a prompt's card, which ends with its prompt, 409 " +
+        "`CONFLICT`.",
       scopes: ["activities:write"]
     }))
   )

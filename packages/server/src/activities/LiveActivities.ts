@@ -10,6 +10,7 @@ import {
   ActivityCapacityExceeded,
   ActivityKeyConflict,
   ActivityPayloadTooLarge,
+  Conflict,
   LiveActivityList,
   LiveActivityMutation,
   NoLiveActivityDevice,
@@ -49,6 +50,9 @@ const LIST_LIMIT = 100
 const REPLACE_TRIES = 5
 
 const notFound = new NotFound({ error: "Live activity not found." })
+const promptCardConflict = new Conflict({
+  error: "This live activity is a prompt's card: it changes only with its prompt (answered, canceled or expired)."
+})
 const capacityExceeded = new ActivityCapacityExceeded({
   error: `Every target device already shows ${DEVICE_CAPACITY} live activities.`,
   limit: DEVICE_CAPACITY
@@ -72,9 +76,9 @@ export class LiveActivities extends Context.Service<LiveActivities, {
   >
   readonly update: (tokenId: string, identifier: string, input: UpdateActivityRequest) => Effect.Effect<
     LiveActivityMutation,
-    NotFound | ActivityEnded | ActivityPayloadTooLarge
+    NotFound | ActivityEnded | ActivityPayloadTooLarge | Conflict
   >
-  readonly end: (tokenId: string, identifier: string) => Effect.Effect<LiveActivityMutation, NotFound | ActivityEnded>
+  readonly end: (tokenId: string, identifier: string) => Effect.Effect<LiveActivityMutation, NotFound | ActivityEnded | Conflict>
   readonly registerUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<void, NotFound>
   /** Queues the prompt's card on the devices with room (in the caller's transaction); answers how many. */
   readonly startPromptCard: (
@@ -107,14 +111,21 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         Effect.catchCause((cause) => Effect.logWarning("could not hand a live activity to its entity", cause))
       )
 
-    const owners = new Map<string, string>()
-    const found = (tokenId: string, identifier: string) =>
-      owners.get(identifier) === tokenId ? Effect.succeed(identifier) : Effect.flatMap(repo.findId(tokenId, identifier), (id) => {
-        if (id === undefined) return Effect.fail(notFound)
+    const owners = new Map<string, { readonly tokenId: string; readonly promptCard: boolean }>()
+    const located = (tokenId: string, identifier: string) => {
+      const known = owners.get(identifier)
+      if (known?.tokenId === tokenId) return Effect.succeed({ id: identifier, promptCard: known.promptCard })
+      return Effect.flatMap(repo.findId(tokenId, identifier), (found) => {
+        if (found === undefined) return Effect.fail(notFound)
         if (owners.size >= OWNER_CACHE_SIZE) owners.clear()
-        owners.set(id, tokenId)
-        return Effect.succeed(id)
+        owners.set(found.id, { tokenId, promptCard: found.promptCard })
+        return Effect.succeed(found)
       })
+    }
+    const found = (tokenId: string, identifier: string) => Effect.map(located(tokenId, identifier), (a) => a.id)
+    // A prompt's card shows the prompt and its action digest: it changes only with the prompt.
+    const changeable = (tokenId: string, identifier: string) =>
+      Effect.flatMap(located(tokenId, identifier), (a) => a.promptCard ? Effect.fail(promptCardConflict) : Effect.succeed(a.id))
 
     const mutation = (activityId: string, o: MutationOutcome, extra: { readonly replaced?: number; readonly failed?: number } = {}) =>
       Effect.map(repo.record(activityId), (activity) => {
@@ -198,7 +209,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
     })
 
     const update = Effect.fn("LiveActivities.update")(function*(tokenId: string, identifier: string, input: UpdateActivityRequest) {
-      const id = yield* found(tokenId, identifier)
+      const id = yield* changeable(tokenId, identifier)
       const o = yield* client(id).Update({ props: { ...input.props }, priority: input.priority ?? "default" }).pipe(
         Effect.catchTags(clusterFailuresAreDefects)
       )
@@ -206,7 +217,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
     })
 
     const end = Effect.fn("LiveActivities.end")(function*(tokenId: string, identifier: string) {
-      const id = yield* found(tokenId, identifier)
+      const id = yield* changeable(tokenId, identifier)
       const o = yield* client(id).End().pipe(Effect.catchTags(clusterFailuresAreDefects))
       return yield* mutation(id, o)
     })

@@ -124,7 +124,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /** The live activity of this token with this key (to replace or refuse a start). */
   readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
   /** An activity of this token by id or key (the live one with that key, else the newest). */
-  readonly findId: (tokenId: string, identifier: string) => Effect.Effect<string | undefined>
+  readonly findId: (tokenId: string, identifier: string) => Effect.Effect<{ readonly id: string; readonly promptCard: boolean } | undefined>
   /** The activities this token started, newest first, read in one statement. */
   readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
   readonly record: (activityId: string) => Effect.Effect<LiveActivity>
@@ -241,10 +241,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       )
 
     const findId = (tokenId: string, identifier: string) =>
-      sql<{ id: string }>`
-        SELECT id FROM live_activities WHERE token_id = ${tokenId} AND (id = ${identifier} OR key = ${identifier})
+      sql<{ id: string; promptCard: boolean }>`
+        SELECT id, interaction_id IS NOT NULL AS prompt_card FROM live_activities
+        WHERE token_id = ${tokenId} AND (id = ${identifier} OR key = ${identifier})
         ORDER BY (status NOT IN ('ended', 'expired', 'failed')) DESC, created_at DESC LIMIT 1`.pipe(
-        Effect.map((rows) => rows[0]?.id),
+        Effect.map((rows) => rows[0]),
         Effect.orDie
       )
 

@@ -106,6 +106,31 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pr
       )
     }))
 
+  it.effect("the activities routes read a prompt's card but cannot change or end it: 409 CONFLICT", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes, "activities:read", "activities:write"])
+      const pixel = yield* capablePhone(agent, "android")
+      const created = yield* askOnCard(agent, "Deploy?")
+      const id = created.liveActivityId!
+      yield* eventually(cardPushes(agent, pixel.id), (items) => items.length === 1)
+      assert.strictEqual((yield* agent.client.activities.get({ params: { identifier: id } })).id, id)
+
+      const rewrite = yield* Effect.flip(agent.client.activities.update({
+        params: { identifier: id },
+        payload: { props: { title: "Something else", detail: "different", actionDigest: "00" } }
+      }))
+      assert.strictEqual(rewrite._tag, "Conflict")
+      const ending = yield* Effect.flip(agent.client.activities.end({ params: { identifier: id } }))
+      assert.strictEqual(ending._tag, "Conflict")
+
+      // Nothing reached the phone, and the prompt and its card are as they were.
+      assert.lengthOf(yield* cardPushes(agent, pixel.id), 1)
+      const card = yield* agent.client.activities.get({ params: { identifier: id } })
+      assert.strictEqual(card.props.title, "Deploy?")
+      assert.notStrictEqual(card.status, "ended")
+      assert.strictEqual((yield* agent.client.interactions.get({ params: { id: created.interaction.id } })).status, "pending")
+    }))
+
   it.effect("an iOS device without a push-to-start token fails its start and counts nothing", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

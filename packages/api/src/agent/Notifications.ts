@@ -10,7 +10,10 @@ import { AgentAuth } from "../Security.ts"
 const Link = Uri.check(Schema.isMaxLength(2048))
 
 /** A project an item is filed under: a caller-chosen name (the inbox groups by it). */
-export const ProjectId = Schema.String.check(Schema.isPattern(/^[0-9A-Za-z][0-9A-Za-z._:-]{0,99}$/)).annotate({
+export const ProjectId = Schema.String.check(
+  Schema.isPattern(/^[0-9A-Za-z][0-9A-Za-z._:-]{0,99}$/),
+  Schema.makeFilter((s: string) => s !== "unfiled", { expected: "a project id other than the reserved word `unfiled`" })
+).annotate({
   identifier: "ProjectId",
   description: "A caller-chosen project id (1–100 of `A-Z a-z 0-9 . _ : -`, not starting with a symbol); the inbox " +
     "groups items by it. The word `unfiled` is reserved for items without a project."
@@ -24,9 +27,7 @@ export const CreateNotificationRequest = Schema.Struct({
   bodyFormat: Schema.optionalKey(BodyFormat),
   imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
   url: Schema.optionalKey(Schema.NullOr(Link)),
-  projectId: Schema.optionalKey(Schema.NullOr(ProjectId.check(Schema.makeFilter((s: string) => s !== "unfiled", {
-    expected: "a project id other than the reserved word `unfiled`"
-  })))),
+  projectId: Schema.optionalKey(Schema.NullOr(ProjectId)),
   appId: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^app_[0-9A-Za-z]{1,64}$/))),
   deviceIds: Schema.optionalKey(
     Schema.Array(Schema.String.check(Schema.isPattern(/^dev_[0-9A-Za-z]{1,64}$/))).check(

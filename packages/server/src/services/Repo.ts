@@ -9,6 +9,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { MAX_SERVICES } from "../config/Limits.ts"
+import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
 import { alongsideMembers } from "../db/Statements.ts"
 
 /** A service with what the rules need beyond the record: who created it. */
@@ -97,8 +98,8 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   readonly insert: (service: NewService) => Effect.Effect<ServiceRow>
   /** Services the user can see, newest first. */
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<ServiceRow>>
-  /** How many services the account created. */
-  readonly count: (userId: string) => Effect.Effect<number>
+  /** How many services the account created, under the account's lock (in the caller's transaction, before its insert). */
+  readonly lockAndCount: (userId: string) => Effect.Effect<number>
   /** One service the user can see. */
   readonly find: (userId: string, id: string) => Effect.Effect<ServiceRow | undefined>
   /** The writes below touch the creator's service only; undefined (false) when it is gone. */
@@ -196,8 +197,9 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         Effect.orDie
       )
 
-    const count = (userId: string) =>
-      sql<{ n: number }>`SELECT count(*)::int AS n FROM services WHERE user_id = ${userId}`.pipe(
+    const lockAndCount = (userId: string) =>
+      lockAccount(sql, LockSpace.services, userId).pipe(
+        Effect.andThen(sql<{ n: number }>`SELECT count(*)::int AS n FROM services WHERE user_id = ${userId}`),
         Effect.map((rows) => rows[0]!.n),
         Effect.orDie
       )
@@ -206,7 +208,7 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
       hasReplyWebhook,
       insert,
       list,
-      count,
+      lockAndCount,
       find,
       update,
       remove,

@@ -12,6 +12,7 @@
 import { AgentServiceWithWebhookUrl, EventList, LimitReached, NotFound, ServiceCreated } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MAX_SERVICES } from "../config/Limits.ts"
@@ -39,6 +40,7 @@ export class Services extends Context.Service<Services, {
 }>()("herald/Services") {
   static readonly layerNoDeps = Layer.effect(Services, Effect.gen(function*() {
     const repo = yield* ServicesRepo
+    const sql = yield* SqlClient.SqlClient
     const outbox = yield* Outbox
     const inbox = yield* InboxWrites
     const { publicUrl } = yield* AppConfig
@@ -63,19 +65,23 @@ export class Services extends Context.Service<Services, {
 
     const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
-      if ((yield* repo.count(userId)) >= MAX_SERVICES) {
-        return yield* new LimitReached({ error: `An account keeps at most ${MAX_SERVICES} webhook services.`, limit: MAX_SERVICES })
-      }
       const token = generateSecret("hlw")
-      const row = yield* repo.insert({
-        id: yield* makeId("svc"),
-        userId,
-        title: input.title,
-        imageUrl: input.imageUrl ?? null,
-        url: input.url ?? null,
-        defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
-        tokenHash: hashSecret(token)
-      })
+      const id = yield* makeId("svc")
+      // Counted and inserted under the account's lock: concurrent creates cannot pass the limit together.
+      const row = yield* sql.withTransaction(Effect.gen(function*() {
+        if ((yield* repo.lockAndCount(userId)) >= MAX_SERVICES) {
+          return yield* new LimitReached({ error: `An account keeps at most ${MAX_SERVICES} webhook services.`, limit: MAX_SERVICES })
+        }
+        return yield* repo.insert({
+          id,
+          userId,
+          title: input.title,
+          imageUrl: input.imageUrl ?? null,
+          url: input.url ?? null,
+          defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
+          tokenHash: hashSecret(token)
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
       return created(row, token)
     })
 

@@ -11,8 +11,13 @@ const encodeInteraction = (interaction: Interaction) => ({ ...interaction })
 
 const quoted = (text: string) => `“${text}”`
 
+/** Line breaks in a title or a free reply would break the one line a chat shows: spaces instead. */
+const oneLine = (text: string) => text.replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ")
+
 /** What happened, as one line a person reads in a chat. */
-const chatLine = (type: ReplyEventType, i: Interaction): string => {
+const chatLine = (type: ReplyEventType, i: Interaction): string => oneLine(chatText(type, i))
+
+const chatText = (type: ReplyEventType, i: Interaction): string => {
   switch (type) {
     case "interaction.answered":
       return i.kind === "reply"

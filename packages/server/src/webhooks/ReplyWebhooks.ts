@@ -14,6 +14,7 @@ import {
 } from "@herald/api"
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
@@ -23,6 +24,10 @@ import { checkUrl } from "./Outbound.ts"
 import { eventPayload } from "./Payloads.ts"
 import { WebhooksRepo } from "./Repo.ts"
 import { generateSigningSecret } from "./Signing.ts"
+
+const ALL_EVENTS = ["interaction.answered", "interaction.expired", "interaction.canceled"] as const
+/** A subscription list names each event once (a repeated one is collapsed, as token scopes are). */
+const distinct = <A>(items: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set(items)]
 
 const notFound = new NotFound({ error: "Reply webhook not found." })
 const RECENT_DELIVERIES = 50
@@ -64,6 +69,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
 }>()("herald/ReplyWebhooks") {
   static readonly layerNoDeps = Layer.effect(ReplyWebhooks, Effect.gen(function*() {
     const repo = yield* WebhooksRepo
+    const sql = yield* SqlClient.SqlClient
     const deliveries = yield* Deliveries
     const config = yield* WebhookConfig
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
@@ -73,22 +79,26 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
 
     const create = Effect.fn("ReplyWebhooks.create")(function*(userId: string, input: CreateWebhookRequest) {
       yield* allowed(input.url)
-      if ((yield* repo.count(userId)) >= MAX_REPLY_WEBHOOKS) {
-        return yield* new LimitReached({ error: `An account keeps at most ${MAX_REPLY_WEBHOOKS} reply webhooks.`, limit: MAX_REPLY_WEBHOOKS })
-      }
       const signingSecret = generateSigningSecret()
-      const webhook = yield* repo.create({
-        id: yield* makeId("whk"),
-        userId,
-        signingSecret,
-        name: input.name,
-        url: input.url,
-        preset: input.preset ?? "generic",
-        headers: input.headers ?? [],
-        events: input.events ?? ["interaction.answered", "interaction.expired", "interaction.canceled"],
-        enabled: input.enabled ?? true,
-        isDefault: input.isDefault ?? false
-      })
+      const id = yield* makeId("whk")
+      // Counted and inserted under the account's lock: concurrent creates cannot pass the limit together.
+      const webhook = yield* sql.withTransaction(Effect.gen(function*() {
+        if ((yield* repo.lockAndCount(userId)) >= MAX_REPLY_WEBHOOKS) {
+          return yield* new LimitReached({ error: `An account keeps at most ${MAX_REPLY_WEBHOOKS} reply webhooks.`, limit: MAX_REPLY_WEBHOOKS })
+        }
+        return yield* repo.create({
+          id,
+          userId,
+          signingSecret,
+          name: input.name,
+          url: input.url,
+          preset: input.preset ?? "generic",
+          headers: input.headers ?? [],
+          events: input.events === undefined ? ALL_EVENTS : distinct(input.events),
+          enabled: input.enabled ?? true,
+          isDefault: input.isDefault ?? false
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
       return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
     })
 
@@ -101,7 +111,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
 
     const update = Effect.fn("ReplyWebhooks.update")(function*(userId: string, id: string, input: UpdateWebhookRequest) {
       if (input.url !== undefined) yield* allowed(input.url)
-      const webhook = yield* repo.update(userId, id, input)
+      const webhook = yield* repo.update(userId, id, input.events === undefined ? input : { ...input, events: distinct(input.events) })
       if (webhook === undefined) return yield* notFound
       return webhook
     })

@@ -9,6 +9,7 @@ import { ReplyWebhook, ReplyWebhookDelivery } from "@herald/api"
 import type { ReplyEventType, ReplyWebhookAttempt, ReplyWebhookPreset } from "@herald/api"
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
 import type { Routing } from "../interactions/Repo.ts"
 
 export interface WebhookFields {
@@ -93,7 +94,8 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<ReplyWebhook>>
   readonly find: (userId: string, id: string) => Effect.Effect<ReplyWebhook | undefined>
   readonly exists: (userId: string, id: string) => Effect.Effect<boolean>
-  readonly count: (userId: string) => Effect.Effect<number>
+  /** How many webhooks the account has, under the account's lock (in the caller's transaction, before its insert). */
+  readonly lockAndCount: (userId: string) => Effect.Effect<number>
   readonly recentDeliveries: (webhookId: string, limit: number) => Effect.Effect<ReadonlyArray<ReplyWebhookDelivery>>
   readonly findDelivery: (id: string) => Effect.Effect<ReplyWebhookDelivery | undefined>
   /** Inserts; `isDefault` clears the flag on the account's other webhook in the same transaction. */
@@ -260,8 +262,9 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),
-      count: (userId) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM reply_webhooks WHERE user_id = ${userId}`.pipe(
+      lockAndCount: (userId) =>
+        lockAccount(sql, LockSpace.replyWebhooks, userId).pipe(
+          Effect.andThen(sql<{ n: number }>`SELECT count(*)::int AS n FROM reply_webhooks WHERE user_id = ${userId}`),
           Effect.map((rows) => rows[0]?.n ?? 0),
           Effect.orDie
         ),

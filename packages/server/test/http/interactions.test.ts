@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { eventually } from "../../../../test/support/eventually.ts"
 import { moveDeadline } from "../../../../test/support/prompts.ts"
-import { agentClient, makeAgent, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
+import { agentClient, makeAgent, rawFetch, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
 
 type Agent = Effect.Success<ReturnType<typeof makeAgent>>
 
@@ -80,6 +80,19 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.isNotNull(after.readAt)
       const feedAfter = yield* agent.client.history.activityFeed({ query: {} })
       assert.strictEqual(feedAfter.items[0]?.result, "approved")
+    }))
+
+  it.effect("the reserved project word unfiled is refused, as for notifications", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const refused = yield* rawFetch("/api/agent/interactions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ kind: "approval", title: "Deploy?", prompt: "v2", projectId: "unfiled" })
+      })
+      assert.strictEqual(refused.status, 400)
+      assert.strictEqual((refused.body as { code: string }).code, "VALIDATION_FAILED")
+      assert.strictEqual((yield* ask(agent, { projectId: "deploys" })).interaction.status, "pending")
     }))
 
   it.effect("each kind takes only its own answers", () =>

@@ -94,8 +94,16 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("we
       yield* sql`
         INSERT INTO services (id, user_id, title, token_hash)
         SELECT 'svc_bulk' || lpad(n::text, 4, '0'), ${agent.person.id}, 'bulk', 'hash-' || ${agent.person.id} || '-' || n
-        FROM generate_series(1, 999) AS n`
-      const last = yield* agent.client.services.create({ payload: { title: "the thousandth" } })
+        FROM generate_series(1, 995) AS n`
+      // Five places left and ten creates at once: five succeed.
+      const together = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, n) => n),
+        (n) => Effect.result(agent.client.services.create({ payload: { title: `together ${n}` } })),
+        { concurrency: "unbounded" }
+      )
+      const made = together.flatMap((r) => r._tag === "Success" ? [r.success] : [])
+      assert.strictEqual(made.length, 5)
+      const last = made[0]!
       const refused = yield* Effect.flip(agent.client.services.create({ payload: { title: "one too many" } }))
       assert.strictEqual(refused._tag, "LimitReached")
       assert.strictEqual((refused as { limit?: number }).limit, 1000)

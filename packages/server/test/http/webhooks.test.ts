@@ -79,12 +79,51 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       assert.deepStrictEqual((yield* agent.client.webhooks.list()).items.map((w) => w.id), [second.webhook.id])
     }))
 
-  it.effect("an account keeps at most 50 reply webhooks", () =>
+  it.effect("an account keeps at most 50 reply webhooks, also when creates arrive together", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])
-      yield* Effect.forEach(Array.from({ length: 50 }, (_, n) => n), (n) => save(agent, `http://127.0.0.1:9/${n}`), { concurrency: 5 })
+      yield* Effect.forEach(Array.from({ length: 45 }, (_, n) => n), (n) => save(agent, `http://127.0.0.1:9/${n}`), { concurrency: 5 })
+      const together = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, n) => n),
+        (n) => Effect.result(save(agent, `http://127.0.0.1:9/together-${n}`)),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(together.filter((r) => r._tag === "Success").length, 5)
+      assert.strictEqual((yield* agent.client.webhooks.list()).items.length, 50)
       const refused = yield* Effect.flip(save(agent, "http://127.0.0.1:9/one-too-many"))
       assert.strictEqual(refused._tag === "LimitReached" ? refused.limit : refused._tag, 50)
+    }))
+
+  it.effect("a repeated event in a subscription is kept once", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const { webhook } = yield* save(agent, "http://127.0.0.1:9/dup", { events: ["interaction.answered", "interaction.answered"] })
+      assert.deepStrictEqual(webhook.events, ["interaction.answered"])
+      const updated = yield* agent.client.webhooks.update({
+        params: { id: webhook.id },
+        payload: { events: ["interaction.expired", "interaction.expired", "interaction.canceled"] }
+      })
+      assert.deepStrictEqual(updated.events, ["interaction.expired", "interaction.canceled"])
+    }))
+
+  it.effect("the chat preset's text stays one line when the title or the reply has line breaks", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const target = yield* receiver()
+      const chat = yield* save(agent, `${target.url}/chat`, { preset: "chat" })
+      const device = yield* agent.app.devices.register({ payload: { platform: "android", pushToken: `chat-${Date.now()}` } })
+      const asked = yield* agent.client.interactions.create({
+        headers: {},
+        payload: { kind: "reply", title: "Release\nnotes?", prompt: "Write them", webhookId: chat.webhook.id }
+      })
+      yield* agent.app.interactions.answer({
+        params: { id: asked.interaction.id },
+        payload: { status: "replied", response: "first\r\n\nsecond\u2028third", deviceId: device.id }
+      })
+      yield* eventually(Effect.sync(() => target.received.length), (n) => n >= 1)
+      const body = JSON.parse(target.received[0]!.body) as { text: string; data: { interaction: { response: string } } }
+      assert.strictEqual(body.text, "“Release notes?” was answered: first second third")
+      assert.strictEqual(body.data.interaction.response, "first\r\n\nsecond\u2028third")
     }))
 
   it.effect("a service's default reply webhook must be the account's, and falls back to none when deleted", () =>

@@ -494,14 +494,23 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     )
     const claim = (opId: string, node: string) => claimBatch({ id: opId, node })
 
+    // A start of unknown fate may have put the card on the phone: its device is
+    // taken as showing it (updates and the end go to it; a phone without the
+    // card ignores them), so the activity leaves `starting`.
     const releaseDeadClaims = (staleSeconds: number) =>
       sql<{ activityId: string }>`
-        UPDATE live_activity_operations SET status = 'unknown', sent_at = now()
-        WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
-          AND (claimed_by IS NULL OR claimed_by NOT IN (
-            SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds})))
-        RETURNING activity_id`.pipe(
-        Effect.map((rows) => [...new Set(rows.map((r) => r.activityId))]),
+        WITH released AS (
+          UPDATE live_activity_operations SET status = 'unknown', sent_at = now()
+          WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
+            AND (claimed_by IS NULL OR claimed_by NOT IN (
+              SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds})))
+          RETURNING activity_id, device_id, op),
+        shown AS (
+          UPDATE live_activity_targets t SET status = 'active' FROM released r
+          WHERE r.op = 'start' AND t.activity_id = r.activity_id AND t.device_id = r.device_id AND t.status = 'queued')
+        SELECT DISTINCT activity_id FROM released`.pipe(
+        Effect.map((rows) => rows.map((r) => r.activityId)),
+        Effect.tap((ids) => Effect.forEach(ids, refreshStatus, { discard: true })),
         Effect.orDie
       )
 

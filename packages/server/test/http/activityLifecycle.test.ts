@@ -204,4 +204,25 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       const ended = yield* agent.client.activities.end({ params: { identifier: activity.id } })
       assert.strictEqual(ended.activity.status, "ended")
     }))
+
+  it.effect("a start a dead process was sending counts as shown: the activity leaves starting and its end goes out", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const pixel = yield* phone(agent, "android")
+      const { activity } = yield* start(agent, { props: { title: "Migrate" } })
+      yield* eventually(sent(agent, pixel.id), (s) => s.length === 1)
+      // As a crash leaves it: the start claimed by a node that never heartbeated, ten minutes ago, its answer never recorded.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE live_activity_operations SET status = 'sending', claimed_by = 'node-that-died',
+                   claimed_at = now() - interval '10 minutes' WHERE activity_id = ${activity.id} AND op = 'start'`
+      yield* sql`UPDATE live_activity_targets SET status = 'queued' WHERE activity_id = ${activity.id}`
+      yield* sql`UPDATE live_activities SET status = 'starting' WHERE id = ${activity.id}`
+
+      const shown = yield* eventually(agent.client.activities.get({ params: { identifier: activity.id } }), (a) => a.status !== "starting")
+      assert.strictEqual(shown.status, "active")
+      const ended = yield* agent.client.activities.end({ params: { identifier: activity.id } })
+      assert.strictEqual(ended.activity.status, "ended")
+      const events = yield* eventually(sent(agent, pixel.id), (s) => s.length === 2)
+      assert.deepStrictEqual(events.map((e) => e.event), ["start", "end"])
+    }))
 })

@@ -158,6 +158,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
         let wakeAt = Number.POSITIVE_INFINITY
         let more = false
         const sends: Array<Effect.Effect<void>> = []
+        const pacedStarts: Array<{ readonly id: string; readonly at: number }> = []
         const go = (op: QueuedOperation, send: Effect.Effect<"accepted" | "failed" | "queued">) => {
           more ||= op.behind > 1
           sends.push(Effect.map(send, (result) => {
@@ -183,6 +184,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             const slot = pacing.takeStartSlot(op.deviceId, now)
             if (slot > now) {
               wakeAt = Math.min(wakeAt, slot)
+              pacedStarts.push({ id: op.id, at: slot })
               continue
             }
           } else if (op.op === "update" && op.priority === 5) {
@@ -195,6 +197,8 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           }
           go(op, sendOne(op, target))
         }
+        // Stored so `readiness.nextStartAt` tells when the start goes, not when it was queued.
+        if (pacedStarts.length > 0) yield* repo.deferStarts(pacedStarts)
         yield* Effect.all(sends, { concurrency: "unbounded", discard: true })
         return { more, wakeAt }
       })

@@ -171,6 +171,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly recordFailed: (op: QueuedOperation, reason: string, deviceGone: boolean) => Effect.Effect<void>
   /** Back to the queue, due after `delayMillis` (a transient provider failure). */
   readonly requeue: (op: QueuedOperation, reason: string, delayMillis: number) => Effect.Effect<void>
+  /** Paced starts: each falls due at its device's next start slot (epoch ms). */
+  readonly deferStarts: (starts: ReadonlyArray<{ readonly id: string; readonly at: number }>) => Effect.Effect<void>
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
   /** Activities with operations due for at least `graceMillis` (left by a restart, or by an actor that stopped tending them). */
   readonly withQueuedWork: (graceMillis: number) => Effect.Effect<ReadonlyArray<string>>
@@ -564,6 +566,12 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
             next_attempt_at = now() + make_interval(secs => ${delayMillis / 1000})
           WHERE id = ${op.id}`.pipe(Effect.asVoid, Effect.orDie)
 
+    const deferStarts = (starts: ReadonlyArray<{ readonly id: string; readonly at: number }>) =>
+      sql`UPDATE live_activity_operations o SET next_attempt_at = to_timestamp(v.at / 1000.0)
+          FROM jsonb_to_recordset(${JSON.stringify(starts)}::jsonb) AS v(id text, at bigint)
+          WHERE o.id = v.id AND o.id = ANY(${starts.map((s) => s.id)}::text[]) AND o.status = 'queued'
+            AND o.next_attempt_at IS DISTINCT FROM to_timestamp(v.at / 1000.0)`.pipe(Effect.asVoid, Effect.orDie)
+
     const outcomeOf = (activityId: string, seq: number) =>
       sql<SeqOutcome>`
         SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
@@ -610,6 +618,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       recordAccepted: (op) => settle(op, "accepted", null),
       recordFailed: (op, reason, deviceGone) => settle(op, "failed", reason, deviceGone),
       requeue,
+      deferStarts,
       outcomeOf,
       withQueuedWork,
       liveDeadlines

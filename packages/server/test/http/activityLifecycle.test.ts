@@ -226,3 +226,25 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       assert.deepStrictEqual(events.map((e) => e.event), ["start", "end"])
     }))
 })
+
+// One start per device every 3 s.
+layer(testServerLayer({ HERALD_ACTIVITY_START_INTERVAL_MS: "3000" }), { excludeTestServices: true, timeout: "60 seconds" })(
+  "paced starts",
+  (it) => {
+    it.effect("a paced start's readiness.nextStartAt is when it will go, not when it was queued", () =>
+      Effect.gen(function*() {
+        const agent = yield* makeAgent([...scopes])
+        const pixel = yield* phone(agent, "android")
+        const first = yield* start(agent, { props: { title: "First" } })
+        assert.strictEqual(first.accepted, 1)
+        const before = Date.now()
+        const second = yield* start(agent, { props: { title: "Second" } })
+        assert.strictEqual(second.activity.readiness.queuedStarts, 1)
+        const at = Date.parse(second.activity.readiness.nextStartAt ?? "")
+        assert.isAbove(at, before + 1000, second.activity.readiness.nextStartAt ?? "null")
+        assert.isAtMost(at, before + 3500)
+        yield* eventually(sent(agent, pixel.id), (s) => s.length === 2)
+        assert.isAtLeast(Date.now(), at - 100)
+      }))
+  }
+)

@@ -129,7 +129,7 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
     }).pipe(agentOperation({
       summary: "Start a live activity",
       description: "Starts a progress card on the account's live-activity-capable devices (or `deviceIds`, each the " +
-        "account's, else 404; none capable: 422 `NO_LIVE_ACTIVITY_DEVICE`): iOS through the device's push-to-start token, Android as an FCM data message. Starts " +
+        "account's, else 404; inactive or incapable ones are left out; none left: 422 `NO_LIVE_ACTIVITY_DEVICE`): iOS through the device's push-to-start token, Android as an FCM data message. Starts " +
         "are paced per device; `queued` counts the device starts not yet sent. `key` names the activity for later " +
         "calls; starting a key this token still has live answers 409 `ACTIVITY_KEY_CONFLICT` unless `replace: true`, " +
         "which ends that activity in the same step as the new start (`replaced: 1`; its places count as free): a start " +

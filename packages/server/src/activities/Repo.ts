@@ -128,7 +128,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /** The activities this token started, newest first, read in one statement. */
   readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
   readonly record: (activityId: string) => Effect.Effect<LiveActivity>
-  /** The account's active live-activity-capable devices, or exactly `deviceIds` when every one is the account's (else none). */
+  /**
+   * The account's active live-activity-capable devices, or those of `deviceIds`
+   * (undefined when one is not the account's; inactive or incapable ones left out).
+   */
   readonly targets: (userId: string, deviceIds: ReadonlyArray<string> | undefined) => Effect.Effect<ReadonlyArray<string> | undefined>
   readonly head: (activityId: string) => Effect.Effect<ActivityHead | undefined>
   /**
@@ -345,9 +348,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       (deviceIds === undefined
         ? sql<{ id: string }>`SELECT id FROM devices WHERE user_id = ${userId} AND active AND live_activities_capable
                               ORDER BY id`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
-        : sql<{ id: string }>`SELECT id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[])
-                              ORDER BY id`.pipe(
-          Effect.map((rows) => rows.length === new Set(deviceIds).size ? rows.map((r) => r.id) : undefined)
+        // Named devices must all be the account's (else undefined: 404); those that cannot show a card are left out.
+        : sql<{ id: string; usable: boolean }>`
+            SELECT id, active AND live_activities_capable AS usable FROM devices
+            WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[]) ORDER BY id`.pipe(
+          Effect.map((rows) => rows.length === new Set(deviceIds).size ? rows.filter((r) => r.usable).map((r) => r.id) : undefined)
         )).pipe(Effect.orDie)
 
     const head = (activityId: string) =>

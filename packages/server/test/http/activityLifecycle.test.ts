@@ -205,6 +205,18 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       assert.strictEqual(ended.activity.status, "ended")
     }))
 
+  it.effect("named deviceIds still leave out devices that cannot show a card; none left is 422 NO_LIVE_ACTIVITY_DEVICE", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const pixel = yield* phone(agent, "android")
+      const plain = yield* agent.app.devices.register({ payload: { platform: "android", pushToken: `plain-la-${Date.now()}` } })
+      const started = yield* start(agent, { props: { title: "Both named" }, deviceIds: [pixel.id, plain.id] })
+      assert.strictEqual(started.accepted, 1)
+      assert.deepStrictEqual((yield* agent.app.devices.deliveries({ params: { id: plain.id } })).items, [])
+      const refused = yield* Effect.flip(start(agent, { props: { title: "Only the plain one" }, deviceIds: [plain.id] }))
+      assert.strictEqual(refused._tag, "NoLiveActivityDevice")
+    }))
+
   it.effect("a start a dead process was sending counts as shown: the activity leaves starting and its end goes out", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

@@ -38,10 +38,14 @@ const blockList = (v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArr
   return list
 }
 
-/** Never a webhook target: unspecified, link-local (cloud metadata), multicast, reserved, known metadata hosts. */
+/**
+ * Never a webhook target: unspecified, link-local (cloud metadata), multicast,
+ * reserved, known metadata hosts, and NAT64 prefixes (an IPv6 address that
+ * carries any IPv4 one, private or metadata included, through a translator).
+ */
 const alwaysRefused = blockList(
   [["0.0.0.0", 8], ["169.254.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4], ["100.100.100.200", 32], ["192.0.0.0", 24]],
-  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128]]
+  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48]]
 )
 
 /** Loopback and private networks: refused unless the operator allows them. */

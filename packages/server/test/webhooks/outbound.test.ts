@@ -224,7 +224,10 @@ describe("outbound SSRF rules", () => {
         "https://255.255.255.255/",
         "https://240.0.0.1/",
         "https://0.0.0.0/",
-        "https://[::]/"
+        "https://[::]/",
+        "https://[64:ff9b::a9fe:a9fe]/",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[64:ff9b:1::a00:1]/"
       ]
       yield* expectRefused(open, targets)
     }))

@@ -239,8 +239,13 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       touchSessions: touch("sessions"),
       listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
       upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
+      // Its receipts stay (they are delivery history); what it still had queued will never go.
       deleteDevice: (userId, deviceId) =>
-        sql`DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id`.pipe(
+        sql`WITH gone AS (DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id),
+              settled AS (
+                UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+                WHERE device_id IN (SELECT id FROM gone) AND status = 'pending')
+            SELECT id FROM gone`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),

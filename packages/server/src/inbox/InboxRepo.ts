@@ -162,8 +162,8 @@ export class InboxRepo extends Context.Service<InboxRepo, {
       execute: (k) =>
         sql`SELECT r.id, r.device_id, CASE WHEN r.status = 'sending' THEN 'pending' ELSE r.status END AS status,
                    r.error_code, r.checked_at
-            FROM push_receipts r JOIN devices d ON d.id = r.device_id
-            WHERE r.item_id = ${k.itemId} AND r.origin = ${k.origin} AND r.purpose = 'alert' AND d.user_id = ${k.userId}
+            FROM push_receipts r
+            WHERE r.item_id = ${k.itemId} AND r.origin = ${k.origin} AND r.purpose = 'alert' AND r.user_id = ${k.userId}
             ORDER BY r.created_at, r.id`
     })
 

@@ -214,8 +214,8 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
         WITH dropped AS (
           UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
           WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status = 'pending')
-        SELECT DISTINCT device_id, user_id FROM push_receipts
-        WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status IN ('accepted', 'sending')`.pipe(
+        SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+        WHERE r.item_id = ${id} AND r.origin = 'interaction' AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`.pipe(
         Effect.orDie
       )
 

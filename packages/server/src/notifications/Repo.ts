@@ -133,7 +133,7 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
           UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
           WHERE item_id IN (SELECT id FROM n) AND purpose = 'alert' AND status = 'pending')
         SELECT n.id, COALESCE(
-          (SELECT array_agg(DISTINCT r.device_id) FROM push_receipts r
+          (SELECT array_agg(DISTINCT r.device_id) FROM push_receipts r JOIN devices d ON d.id = r.device_id
            WHERE r.item_id = n.id AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')),
           ARRAY[]::text[]) AS accepted_device_ids
         FROM n`

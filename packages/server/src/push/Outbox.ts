@@ -146,11 +146,13 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
       d.live_activity_token_environment AS environment, d.active`
 
+    // Only pushes whose device still exists are claimed (a removed device's receipts stay as history).
     const claimIdsNow = (ids: ReadonlyArray<string>) =>
       sql`
         WITH c AS (
-          SELECT id FROM push_receipts WHERE id = ANY(${ids}::text[]) AND status = 'pending'
-          FOR UPDATE SKIP LOCKED)
+          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+          WHERE r.id = ANY(${ids}::text[]) AND r.status = 'pending'
+          FOR UPDATE OF r SKIP LOCKED)
         UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
         FROM c, devices d WHERE r.id = c.id AND r.id = ANY(${ids}::text[]) AND d.id = r.device_id
         RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
@@ -168,9 +170,10 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
 
     const claimDue = sql`
       WITH c AS (
-        SELECT id FROM push_receipts WHERE status = 'pending' AND next_attempt_at <= now()
-        ORDER BY next_attempt_at LIMIT ${config.batchSize}
-        FOR UPDATE SKIP LOCKED)
+        SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+        WHERE r.status = 'pending' AND r.next_attempt_at <= now()
+        ORDER BY r.next_attempt_at LIMIT ${config.batchSize}
+        FOR UPDATE OF r SKIP LOCKED)
       UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
       FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
       RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
@@ -279,6 +282,10 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
         AND claimed_by NOT IN (
           SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
+      // A push queued for a device removed meanwhile (the removal settles those it sees) will never go.
+      Effect.andThen(sql`
+        UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+        WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`),
       Effect.asVoid
     )
 

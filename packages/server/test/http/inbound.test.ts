@@ -65,6 +65,31 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(inbox.createdAt, event.createdAt)
     }))
 
+  it.effect("removing a device keeps the delivery history: the event's count and the inbox receipts stay", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:read", "services:write", "events:read", "inbox:read", "devices:write"])
+      const phone = yield* registerDevice(agent, "iphone-")
+      const tablet = yield* registerDevice(agent, "ipad-")
+      // A phone whose provider keeps answering "try later": its push stays queued.
+      const flaky = yield* registerDevice(agent, "unavailable-")
+      const { path } = yield* service(agent)
+      const { eventId } = (yield* post(path, JSON.stringify({ title: "Deploy done", body: "v3" }))).body as { eventId: string }
+      const delivered = (items: ReadonlyArray<{ status: string }>) => items.filter((r) => r.status === "accepted").length
+      const before = yield* eventually(agent.client.inbox.get({ params: { id: `event:${eventId}` } }), (i) => delivered(i.pushReceipts ?? []) === 2)
+      assert.strictEqual(before.pushReceipts?.length, 3)
+
+      yield* agent.client.devices.remove({ params: { id: tablet.id } })
+      yield* agent.client.devices.remove({ params: { id: flaky.id } })
+      const after = yield* agent.client.inbox.get({ params: { id: `event:${eventId}` } })
+      const byDevice = new Map((after.pushReceipts ?? []).map((r) => [r.deviceId, [r.status, r.errorCode]]))
+      assert.deepStrictEqual(byDevice.get(phone.id), ["accepted", null])
+      assert.deepStrictEqual(byDevice.get(tablet.id), ["accepted", null])
+      // What the removed phone still had queued will never go.
+      assert.deepStrictEqual(byDevice.get(flaky.id), ["error", "DeviceRemoved"])
+      const event = (yield* agent.client.history.events({ query: {} })).items.find((e) => e.id === eventId)!
+      assert.strictEqual(event.deliveredCount, 2)
+    }))
+
   it.effect("a text/plain delivery: the text is the body and the service's title the title", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["services:write", "events:read"])

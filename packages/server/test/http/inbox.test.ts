@@ -378,11 +378,12 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
         bodyFormat: "markdown",
         summary: "v2 is live"
       }])
-      const receipt = (deviceId: string, status: string, extra: { purpose?: string; errorCode?: string; checked?: boolean } = {}) =>
+      // A receipt belongs to its device's owner (a family member's, for a shared service's event).
+      const receipt = (deviceId: string, status: string, extra: { purpose?: string; errorCode?: string; checked?: boolean; userId?: string } = {}) =>
         Effect.gen(function*() {
           const rid = yield* makeId("rcp")
           yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, status, error_code, checked_at)
-                     VALUES (${rid}, ${agent.person.id}, ${deviceId}, 'notification', ${notificationId},
+                     VALUES (${rid}, ${extra.userId ?? agent.person.id}, ${deviceId}, 'notification', ${notificationId},
                              ${extra.purpose ?? "alert"}, '{}'::jsonb, ${status}, ${extra.errorCode ?? null},
                              ${extra.checked === true ? sql`now()` : sql`NULL`})`
           return rid
@@ -390,7 +391,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
       const accepted = yield* receipt(phone.id, "accepted", { checked: true })
       const sending = yield* receipt(tablet.id, "sending")
       yield* receipt(phone.id, "accepted", { purpose: "withdraw" })
-      yield* receipt(theirs.id, "accepted")
+      yield* receipt(theirs.id, "accepted", { userId: other.person.id })
       const detail = yield* agent.client.inbox.get({ params: { id: id! } })
       assert.strictEqual(detail.id, id)
       assert.strictEqual(detail.body, "Shipped *v2*")

@@ -8,7 +8,8 @@ import { personOperation } from "../Operation.ts"
 import { DeviceId } from "../Params.ts"
 import { PersonAuth } from "../Security.ts"
 
-const PushToken = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096))
+/** A provider's device token: printable, no whitespace (APNs hex, FCM registration tokens). */
+const PushToken = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096), Schema.isPattern(/^\S+$/))
 
 /** Body of POST /api/app/devices. */
 export const RegisterDeviceRequest = Schema.Struct({

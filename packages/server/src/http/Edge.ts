@@ -164,8 +164,10 @@ const refuseUnstorableBody = <E, R>(
   const declared = request.headers["content-length"]
   if (request.method === "GET" || request.method === "HEAD") return httpEffect
   if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return httpEffect
-  const type = request.headers["content-type"] ?? ""
-  const json = type.includes("json")
+  // Read the type as the route decoder does: case-insensitive, parameters dropped, JSON when none is sent.
+  const raw = (request.headers["content-type"] ?? "application/json").toLowerCase()
+  const type = raw.split(";")[0]!.trim()
+  const json = type.endsWith("json")
   if (!json && !type.startsWith("text/")) return httpEffect
   return Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) =>
     (json ? jsonHasUnstorableText(text) : textHasNul(text)) ? Effect.succeed(unstorable("body")) : httpEffect)

@@ -9,22 +9,26 @@
 
 const storable = (s: string) => !s.includes("\u0000") && s.isWellFormed()
 
+// The only escapes that can spell unstorable text: `\u0000` and a surrogate (`\ud800`–`\udfff`).
+const suspectEscape = /\\u(?:0000|d[89a-f])/i
+
 /**
  * True when a JSON text holds a key or string value that cannot be stored.
- * Both can only be written as `\u` escapes (raw control characters are invalid
- * JSON, and decoded UTF-8 holds no lone surrogate), so most bodies are cleared
- * by one scan; invalid JSON is left to the route's decoder to answer.
+ * Both can only be written as those escapes (raw control characters are
+ * invalid JSON, and decoded UTF-8 holds no lone surrogate), so most bodies are
+ * cleared by one scan. Invalid JSON is left to the route's decoder to answer;
+ * any other parse failure (nesting too deep for the check) refuses the body.
  */
 export const jsonHasUnstorableText = (text: string): boolean => {
-  if (!text.includes("\\u")) return false
+  if (!suspectEscape.test(text)) return false
   let found = false
   try {
     JSON.parse(text, (key, value) => {
       if (!found && (!storable(key) || (typeof value === "string" && !storable(value)))) found = true
       return value
     })
-  } catch {
-    return false
+  } catch (error) {
+    return !(error instanceof SyntaxError)
   }
   return found
 }

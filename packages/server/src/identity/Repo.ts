@@ -179,9 +179,18 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
     // phone changed hands), the old row is retired first: inactive, its token
     // released, its history left with its owner. The newcomer gets a device of
     // their own and never the old owner's id, deliveries or activities.
+    // The retired row's token becomes one no registration can send (push tokens hold no whitespace).
+    // Its live activities stop there too: their cards are the old owner's.
     const retireForeign = (d: NewDevice) =>
-      sql`UPDATE devices SET push_token = 'retired:' || id, push_to_start_token = NULL, active = false, updated_at = now()
-          WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}`
+      sql`WITH retired AS (
+            UPDATE devices SET push_token = 'retired ' || id, push_to_start_token = NULL, active = false, updated_at = now()
+            WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}
+            RETURNING id),
+          targets AS (
+            UPDATE live_activity_targets SET status = 'failed'
+            WHERE device_id IN (SELECT id FROM retired) AND status IN ('queued', 'active'))
+          UPDATE live_activity_operations SET status = 'superseded', error_code = 'device_failed'
+          WHERE device_id IN (SELECT id FROM retired) AND status = 'queued'`
     const upsertOwn = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,
@@ -207,10 +216,13 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
             WHERE devices.user_id = excluded.user_id
             RETURNING ${deviceColumns(sql)}`
     })
-    // None: another person registered the token between the two statements; retire theirs in turn.
-    const upsertDevice = (d: NewDevice): Effect.Effect<Device, SqlError.SqlError | Schema.SchemaError> =>
+    // None: another person registered the token between the two statements; retire theirs in turn (a few times at most).
+    const upsertDevice = (d: NewDevice, tries = 3): Effect.Effect<Device, SqlError.SqlError | Schema.SchemaError> =>
       sql.withTransaction(Effect.andThen(retireForeign(d), upsertOwn(d))).pipe(
-        Effect.flatMap(Option.match({ onNone: () => upsertDevice(d), onSome: Effect.succeed }))
+        Effect.flatMap(Option.match({
+          onNone: () => tries > 1 ? upsertDevice(d, tries - 1) : Effect.die(new Error("push token registration kept losing a race")),
+          onSome: Effect.succeed
+        }))
       )
 
     const setPushToStartToken = SqlSchema.findOneOption({

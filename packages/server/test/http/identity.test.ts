@@ -141,10 +141,38 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       assert.strictEqual(sent.accepted, 0)
       assert.deepStrictEqual((yield* b.app.devices.deliveries({ params: { id: taken.id } })).items, [])
 
+      // A token can never name a retired row: push tokens hold no whitespace.
+      const forged = yield* rawFetch("/api/app/devices", {
+        method: "POST",
+        headers: { authorization: `Bearer ${b.session}`, "content-type": "application/json" },
+        body: JSON.stringify({ platform: "ios", pushToken: `retired ${device.id}` })
+      })
+      assert.strictEqual(forged.status, 400)
+
       // Registered again by its new owner: the same device, updated.
       const again = yield* b.app.devices.register({ payload: { platform: "ios", pushToken: token, deviceName: "Bob's" } })
       assert.strictEqual(again.id, taken.id)
       assert.strictEqual(again.deviceName, "Bob's")
+    }))
+
+  it.effect("a phone that changes hands stops getting its earlier owner's live activities", () =>
+    Effect.gen(function*() {
+      const a = yield* makeAgent(["activities:read", "activities:write"])
+      const b = yield* makeAgent(["devices:read"])
+      const token = `la-shared-${a.person.id}`
+      const device = yield* a.app.devices.register({ payload: { platform: "android", pushToken: token, liveActivitiesCapable: true } })
+      const started = yield* a.client.activities.start({ headers: {}, payload: { props: { title: "Deploy" } } })
+      assert.strictEqual(started.accepted, 1)
+      yield* b.app.devices.register({ payload: { platform: "android", pushToken: token, liveActivitiesCapable: true } })
+      const updated = yield* a.client.activities.update({
+        params: { identifier: started.activity.id },
+        payload: { props: { status: "halfway" }, priority: "high" }
+      })
+      assert.deepStrictEqual([updated.accepted, updated.queued], [0, 0])
+      const sql = yield* SqlClient.SqlClient
+      const ops = yield* sql<{ op: string; status: string }>`
+        SELECT op, status FROM live_activity_operations WHERE activity_id = ${started.activity.id} AND device_id = ${device.id} ORDER BY seq`
+      assert.deepStrictEqual(ops.map((o) => [o.op, o.status]), [["start", "accepted"]])
     }))
 
   it.effect("a session token is refused by the Agent API and an API token by the Person API", () =>

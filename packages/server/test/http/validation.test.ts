@@ -152,6 +152,26 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("b
         body: "deploy\u0000done"
       })
       assertError(text, 400, "VALIDATION_FAILED")
+      const shouted = yield* rawFetch(new URL(service.webhookUrl).pathname, {
+        method: "POST",
+        headers: { "content-type": "TEXT/PLAIN" },
+        body: "deploy\u0000done"
+      })
+      assertError(shouted, 400, "VALIDATION_FAILED")
+
+      // However the type is written, or with none at all (the route then reads JSON), the body is checked.
+      const body = `{"name":"a\\u0000b","scopes":[]}`
+      const untyped = yield* rawFetch("/api/app/tokens", {
+        method: "POST",
+        headers: { authorization: `Bearer ${session}` },
+        body: new TextEncoder().encode(body)
+      })
+      assertError(untyped, 400, "VALIDATION_FAILED")
+      const mixed = yield* rawFetch("/api/app/tokens", json(session, body, { "content-type": "Application/JSON; charset=UTF-8" }))
+      assertError(mixed, 400, "VALIDATION_FAILED")
+      // Nesting too deep for the check is refused rather than let through.
+      const deep = `{"name":"a\\u0000b","scopes":[],"x":${"[".repeat(5000)}${"]".repeat(5000)}}`
+      assertError(yield* rawFetch("/api/app/tokens", json(session, deep)), 400, "VALIDATION_FAILED")
     }))
 
   it.effect("escapes that are storable pass: a surrogate pair, an escaped backslash before u0000", () =>

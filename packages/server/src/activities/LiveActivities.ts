@@ -158,8 +158,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       sql.withTransaction(Effect.gen(function*() {
         let replaced: string | undefined
         if (activity.key !== null && replace) {
-          yield* repo.lockForReplace(activity.tokenId, activity.key, deviceIds)
-          const live = yield* repo.liveByKey(activity.tokenId, activity.key)
+          const live = yield* repo.lockForReplace(activity.tokenId, activity.key, deviceIds)
           const now = yield* seconds
           if (live !== undefined && (yield* repo.end(live, (a, props) => endMessage(a, props, now))) !== undefined) replaced = live
         }

@@ -116,11 +116,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     startMessage: (deviceId: string) => PushMessage
   ) => Effect.Effect<StartResult, KeyTaken>
   /**
-   * Takes the key's replace lock and the devices' rows (in the caller's
-   * transaction, before anything else): replacing starts of one key run one
-   * after another, each seeing the last one's activity.
+   * Takes the key's replace lock, then the live activity's row, then the rows
+   * of its devices and the new start's in id order (in the caller's
+   * transaction, before anything else): the order an update or end of that
+   * activity takes them (its row, then its devices), so they cannot deadlock,
+   * and replacing starts of one key run one after another. Answers the live
+   * activity to replace, if any.
    */
-  readonly lockForReplace: (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) => Effect.Effect<void>
+  readonly lockForReplace: (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) => Effect.Effect<string | undefined>
   /** The live activity of this token with this key (to replace or refuse a start). */
   readonly liveByKey: (tokenId: string, key: string) => Effect.Effect<string | undefined>
   /** An activity of this token by id or key (the live one with that key, else the newest). */
@@ -203,11 +206,16 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR UPDATE`
 
     const lockForReplace = (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) =>
-      sql`SELECT pg_advisory_xact_lock(${REPLACE_LOCK_SPACE}, hashtext(${tokenId} || ' ' || ${key}))`.pipe(
-        Effect.andThen(lockDevices(deviceIds)),
-        Effect.asVoid,
-        Effect.orDie
-      )
+      Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${REPLACE_LOCK_SPACE}, hashtext(${tokenId} || ' ' || ${key}))`
+        const live = (yield* sql<{ id: string }>`
+          SELECT id FROM live_activities WHERE token_id = ${tokenId} AND key = ${key}
+            AND status NOT IN ('ended', 'expired', 'failed') FOR UPDATE`)[0]?.id
+        const theirs = live === undefined ? [] : (yield* sql<{ deviceId: string }>`
+          SELECT device_id FROM live_activity_targets WHERE activity_id = ${live}`).map((r) => r.deviceId)
+        yield* lockDevices([...new Set([...deviceIds, ...theirs])])
+        return live
+      }).pipe(Effect.orDie)
 
     const start: ActivitiesRepo["Service"]["start"] = (activity, deviceIds, reason, startMessage) =>
       Effect.gen(function*() {
@@ -426,6 +434,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           WHERE ${where} AND status NOT IN ('ended', 'expired', 'failed') RETURNING id, sequence, props`
         const activity = ended[0]
         if (activity === undefined) return undefined
+        // Its unsent operations are held first (in id order, as a claim takes them): a claim that
+        // committed is seen below as a start in flight, and one still to come finds nothing queued.
+        yield* sql`SELECT id FROM live_activity_operations WHERE activity_id = ${activity.id}
+                   AND status IN ('queued', 'sending') ORDER BY id FOR UPDATE`
         // Devices that show the card, or may (a start in flight or of unknown fate), get its end after their queue.
         const devices = (yield* sql<{ deviceId: string }>`
           SELECT t.device_id FROM live_activity_targets t

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { endMessage, liveActivityMessage, payloadBytes } from "../../src/activities/Cards.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
-import { makeAgent, testServerLayer } from "../../../../test/support/server.ts"
+import { makeAgent, rawFetch, testServerLayer } from "../../../../test/support/server.ts"
 import { phone, scopes, sent, start } from "./activitySupport.ts"
 import type { Agent } from "./activitySupport.ts"
 
@@ -260,3 +260,35 @@ layer(testServerLayer({ HERALD_ACTIVITY_START_INTERVAL_MS: "3000" }), { excludeT
       }))
   }
 )
+
+// Rate limits off: the race needs many requests at once.
+layer(
+  testServerLayer({ HERALD_ACTIVITY_START_INTERVAL_MS: "0", HERALD_RATE_LIMIT_PER_MINUTE: "0", HERALD_SEND_LIMIT_PER_MINUTE: "0" }),
+  { excludeTestServices: true, timeout: "90 seconds" }
+)("replace under load", (it) => {
+  it.effect("a replacing start racing updates and an end of the activity it replaces never deadlocks", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      yield* phone(agent, "android")
+      yield* phone(agent, "android")
+      const call = (method: string, path: string, body?: unknown) =>
+        Effect.map(
+          rawFetch(`/api/agent${path}`, {
+            method,
+            headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          }),
+          (r) => r.status
+        )
+      yield* start(agent, { key: "race", props: { title: "r" } })
+      const statuses: Array<number> = []
+      for (let round = 0; round < 40; round++) {
+        statuses.push(...yield* Effect.all([
+          ...Array.from({ length: 3 }, (_, i) => call("PATCH", "/activities/race", { props: { detail: `${round}-${i}` } })),
+          call("POST", "/activities/race/end"),
+          call("POST", "/activities", { key: "race", replace: true, props: { title: `r${round}` } })
+        ], { concurrency: "unbounded" }))
+      }
+      assert.deepStrictEqual([...new Set(statuses)].filter((s) => s >= 500), [])
+    }))
+})

@@ -38,20 +38,20 @@ const blockList = (v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArr
   return list
 }
 
-/**
- * Never a webhook target: unspecified, link-local (cloud metadata), multicast,
- * reserved, known metadata hosts, and NAT64 prefixes (an IPv6 address that
- * carries any IPv4 one, private or metadata included, through a translator).
- */
+/** Never a webhook target: unspecified, link-local (cloud metadata), multicast, reserved, known metadata hosts. */
 const alwaysRefused = blockList(
   [["0.0.0.0", 8], ["169.254.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4], ["100.100.100.200", 32], ["192.0.0.0", 24]],
-  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48]]
+  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128]]
 )
 
-/** Loopback and private networks: refused unless the operator allows them. */
+/**
+ * Loopback and private networks: refused unless the operator allows them.
+ * The local-use NAT64 prefix is a site's own translator, whose embedding of
+ * the IPv4 address varies: judged private as a whole.
+ */
 const privateNetworks = blockList(
   [["127.0.0.0", 8], ["10.0.0.0", 8], ["172.16.0.0", 12], ["192.168.0.0", 16], ["100.64.0.0", 10]],
-  [["::1", 128], ["fc00::", 7]]
+  [["::1", 128], ["fc00::", 7], ["64:ff9b:1::", 48]]
 )
 const loopback = blockList([["127.0.0.0", 8]], [["::1", 128]])
 
@@ -60,11 +60,35 @@ interface Address {
   readonly family: 4 | 6
 }
 
-/** An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is judged as the IPv4 address it carries. */
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail included), or undefined. */
+const ipv6Groups = (address: string): ReadonlyArray<number> | undefined => {
+  let text = address
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (dotted !== null) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const halves = text.split("::")
+  if (halves.length > 2) return undefined
+  const part = (s: string | undefined) => s === undefined || s === "" ? [] : s.split(":")
+  const head = part(halves[0])
+  const tail = part(halves[1])
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0
+  const groups = [...head, ...Array.from({ length: Math.max(0, fill) }, () => "0"), ...tail].map((g) => /^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)
+  return groups.length === 8 && groups.every((g) => !Number.isNaN(g)) ? groups : undefined
+}
+
+const carriedPrefixes: ReadonlyArray<ReadonlyArray<number>> = [
+  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped: ::ffff:a.b.c.d
+  [0x64, 0xff9b, 0, 0, 0, 0] // well-known NAT64: 64:ff9b::a.b.c.d reaches a.b.c.d through a translator
+]
+
+/** An IPv6 address that carries an IPv4 one (mapped, or NAT64) is judged as the IPv4 address it reaches. */
 const normalize = ({ address, family }: Address): Address => {
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-    if (mapped !== null) return { address: mapped[1]!, family: 4 }
+  if (family !== 6) return { address, family }
+  const g = ipv6Groups(address)
+  if (g !== undefined && carriedPrefixes.some((prefix) => prefix.every((v, i) => g[i] === v))) {
+    return { address: [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join("."), family: 4 }
   }
   return { address, family }
 }

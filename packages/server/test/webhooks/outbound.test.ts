@@ -204,6 +204,10 @@ describe("outbound SSRF rules", () => {
         "https://[fc00::1]/",
         "https://[::ffff:127.0.0.1]/",
         "https://[::ffff:10.0.0.1]/",
+        "https://[::ffff:a00:1]/",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[64:ff9b::10.0.0.1]/",
+        "https://[64:ff9b:1::a00:1]/",
         "https://169.254.169.254/"
       ]
       yield* expectRefused(closed, targets)
@@ -226,10 +230,13 @@ describe("outbound SSRF rules", () => {
         "https://0.0.0.0/",
         "https://[::]/",
         "https://[64:ff9b::a9fe:a9fe]/",
-        "https://[64:ff9b::7f00:1]/",
-        "https://[64:ff9b:1::a00:1]/"
+        "https://[64:ff9b::169.254.169.254]/",
+        "https://[::ffff:a9fe:a9fe]/"
       ]
       yield* expectRefused(open, targets)
+      // A public IPv4 host behind DNS64/NAT64 stays reachable.
+      yield* checkUrl(open, "https://[64:ff9b::808:808]/")
+      yield* checkUrl(closed, "https://[64:ff9b::808:808]/")
     }))
 
   it.effect("checkUrl refuses bad URLs at save time and accepts good ones", () =>

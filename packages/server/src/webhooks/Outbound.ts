@@ -122,7 +122,10 @@ const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string>
     if (url.protocol === "http:" && !policy.allowPrivateNetwork) {
       return yield* Effect.fail("only https:// URLs are allowed")
     }
-    const addresses = (yield* resolve(url.hostname)).map(normalize)
+    // Judged as the IPv4 address each one carries, but connected to as resolved:
+    // a NAT64 address is only reachable through its translator.
+    const resolved = yield* resolve(url.hostname)
+    const addresses = resolved.map(normalize)
     if (addresses.length === 0) return yield* Effect.fail(`the host ${url.hostname} does not resolve`)
     const forbidden = addresses.find((a) => matches(alwaysRefused, a))
     if (forbidden !== undefined) {
@@ -135,7 +138,7 @@ const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string>
     if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
       return yield* Effect.fail("only https:// URLs are allowed (plain http only to loopback, in local development)")
     }
-    return { url, address: addresses[0]! }
+    return { url, address: resolved[0]! }
   })
 
 /** Refuses a URL at save time with the reason, or accepts it. */

@@ -6,6 +6,8 @@
  * were never contacted.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
+import * as dns from "node:dns"
 import { Duration, Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -113,6 +115,19 @@ describe("outbound webhook POST", () => {
       // A caller's content type is kept.
       yield* send(open, `${base}/typed`, { "content-type": "application/cloudevents+json" })
       expect(receiver.received.at(-1)?.headers["content-type"]).toBe("application/cloudevents+json")
+    }))
+
+  it.effect("a host resolved to a NAT64 address is judged by the IPv4 it carries but reached at the IPv6 address", () =>
+    Effect.gen(function*() {
+      const receiver = yield* serve(routes)
+      // DNS64 answers the name with 64:ff9b::127.0.0.1: judged as loopback (allowed here), and
+      // the connection must go to that IPv6 address, never straight to 127.0.0.1.
+      const lookup = vi.spyOn(dns.promises, "lookup").mockImplementation((async () => [{ address: "64:ff9b::7f00:1", family: 6 }]) as never)
+      yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
+      const result = yield* send(open, `http://nat64.example.test:${receiver.port}/hook`)
+      expect(result._tag).toBe("Failed")
+      expect(receiver.received).toEqual([])
+      expect(yield* Effect.flip(checkUrl(closed, `https://nat64.example.test:${receiver.port}/hook`))).toMatch(/loopback/)
     }))
 
   it.effect("follows 307/308 on the same host with method and body kept, up to maxRedirects", () =>

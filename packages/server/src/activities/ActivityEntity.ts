@@ -173,6 +173,13 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
             wakeAt = Math.min(wakeAt, now + op.dueInMillis)
             continue
           }
+          // An inactive device (its token refused for good, or the phone changed hands) can show
+          // nothing more: it fails here, in this activity's own lock order (its row first).
+          if (!op.deviceActive) {
+            go(op, Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
+              claimed ? Effect.as(repo.recordFailed(op, "DeviceInactive", true), "failed" as const) : Effect.succeed("queued" as const)))
+            continue
+          }
           const target = targetOf(op)
           if (target === "AwaitingUpdateToken") continue
           if (target === "NoPushToStartToken") {

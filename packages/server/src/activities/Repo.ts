@@ -53,6 +53,8 @@ export interface QueuedOperation {
   readonly pushToStartToken: string | null
   readonly updateToken: string | null
   readonly environment: "sandbox" | "production" | null
+  /** False once the device can receive nothing (its token refused for good, or the phone changed hands). */
+  readonly deviceActive: boolean
 }
 
 /** What one mutation's operations came to. */
@@ -201,9 +203,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           payload: JSON.stringify(payload(deviceId))
         })))}`.pipe(Effect.asVoid)
 
-    // Locked in id order: concurrent starts to the same devices queue here.
+    // Locked in id order: concurrent starts to the same devices queue here. NO KEY UPDATE, not
+    // UPDATE: it must not block the key-share locks that inserting any operation for those
+    // devices takes (its foreign key), or a start would wait in cycles with ends and sends.
     const lockDevices = (deviceIds: ReadonlyArray<string>) =>
-      sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR UPDATE`
+      sql`SELECT id FROM devices WHERE id = ANY(${[...deviceIds]}::text[]) ORDER BY id FOR NO KEY UPDATE`
 
     const lockForReplace = (tokenId: string, key: string, deviceIds: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -434,8 +438,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           WHERE ${where} AND status NOT IN ('ended', 'expired', 'failed') RETURNING id, sequence, props`
         const activity = ended[0]
         if (activity === undefined) return undefined
-        // Its unsent operations are held first (in id order, as a claim takes them): a claim that
-        // committed is seen below as a start in flight, and one still to come finds nothing queued.
+        // Its unsent operations are held first (in id order): a claim that committed is seen below
+        // as a start in flight, and one still to come finds nothing queued.
         yield* sql`SELECT id FROM live_activity_operations WHERE activity_id = ${activity.id}
                    AND status IN ('queued', 'sending') ORDER BY id FOR UPDATE`
         // Devices that show the card, or may (a start in flight or of unknown fate), get its end after their queue.
@@ -490,7 +494,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           GREATEST(0, ceil(EXTRACT(EPOCH FROM o.next_attempt_at - now()) * 1000))::int AS due_in_millis,
           (count(*) OVER (PARTITION BY o.device_id))::int AS behind,
           d.platform, d.push_token, d.push_to_start_token,
-          t.update_token, d.live_activity_token_environment AS environment
+          t.update_token, d.live_activity_token_environment AS environment, d.active AS device_active
         FROM live_activity_operations o
         JOIN devices d ON d.id = o.device_id
         JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id

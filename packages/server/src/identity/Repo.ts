@@ -180,17 +180,10 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
     // released, its history left with its owner. The newcomer gets a device of
     // their own and never the old owner's id, deliveries or activities.
     // The retired row's token becomes one no registration can send (push tokens hold no whitespace).
-    // Its live activities stop there too: their cards are the old owner's.
+    // Inactive, it gets no more pushes; its live activities fail it on their next operation.
     const retireForeign = (d: NewDevice) =>
-      sql`WITH retired AS (
-            UPDATE devices SET push_token = 'retired ' || id, push_to_start_token = NULL, active = false, updated_at = now()
-            WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}
-            RETURNING id),
-          targets AS (
-            UPDATE live_activity_targets SET status = 'failed'
-            WHERE device_id IN (SELECT id FROM retired) AND status IN ('queued', 'active'))
-          UPDATE live_activity_operations SET status = 'superseded', error_code = 'device_failed'
-          WHERE device_id IN (SELECT id FROM retired) AND status = 'queued'`
+      sql`UPDATE devices SET push_token = 'retired ' || id, push_to_start_token = NULL, active = false, updated_at = now()
+          WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}`
     const upsertOwn = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,

@@ -168,11 +168,14 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
         params: { identifier: started.activity.id },
         payload: { props: { status: "halfway" }, priority: "high" }
       })
-      assert.deepStrictEqual([updated.accepted, updated.queued], [0, 0])
+      // The device fails for that activity (its only one): nothing more is sent, its place is freed.
+      assert.deepStrictEqual([updated.accepted, updated.queued, updated.failed], [0, 0, 1])
+      assert.strictEqual(updated.activity.status, "failed")
       const sql = yield* SqlClient.SqlClient
       const ops = yield* sql<{ op: string; status: string }>`
         SELECT op, status FROM live_activity_operations WHERE activity_id = ${started.activity.id} AND device_id = ${device.id} ORDER BY seq`
-      assert.deepStrictEqual(ops.map((o) => [o.op, o.status]), [["start", "accepted"]])
+      assert.deepStrictEqual(ops.map((o) => [o.op, o.status]), [["start", "accepted"], ["update", "failed"]])
+      assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
     }))
 
   it.effect("a session token is refused by the Agent API and an API token by the Person API", () =>

@@ -522,11 +522,16 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
     // card ignores them), so the activity leaves `starting`.
     const releaseDeadClaims = (staleSeconds: number) =>
       sql<{ activityId: string }>`
-        WITH released AS (
-          UPDATE live_activity_operations SET status = 'unknown', sent_at = now()
+        WITH dead AS (
+          -- Rows an end holds are skipped (the next sweep takes them), so the sweep never waits in a cycle.
+          SELECT id FROM live_activity_operations
           WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
             AND (claimed_by IS NULL OR claimed_by NOT IN (
               SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds})))
+          ORDER BY id FOR UPDATE SKIP LOCKED),
+        released AS (
+          UPDATE live_activity_operations SET status = 'unknown', sent_at = now()
+          WHERE id IN (SELECT id FROM dead)
           RETURNING activity_id, device_id, op),
         shown AS (
           UPDATE live_activity_targets t SET status = 'active' FROM released r

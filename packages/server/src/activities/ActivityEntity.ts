@@ -145,6 +145,11 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
         }
       })
 
+    /** Fails an operation for good without a provider call (nothing could carry it). */
+    const failUnsent = (op: QueuedOperation, reason: string, deviceGone: boolean) =>
+      Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
+        claimed ? Effect.as(repo.recordFailed(op, reason, deviceGone), "failed" as const) : Effect.succeed("queued" as const))
+
     type Sent = Map<string, "accepted" | "failed" | "queued">
 
     /**
@@ -176,15 +181,13 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           // An inactive device (its token refused for good, or the phone changed hands) can show
           // nothing more: it fails here, in this activity's own lock order (its row first).
           if (!op.deviceActive) {
-            go(op, Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
-              claimed ? Effect.as(repo.recordFailed(op, "DeviceInactive", true), "failed" as const) : Effect.succeed("queued" as const)))
+            go(op, failUnsent(op, "DeviceInactive", true))
             continue
           }
           const target = targetOf(op)
           if (target === "AwaitingUpdateToken") continue
           if (target === "NoPushToStartToken") {
-            go(op, Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
-              claimed ? Effect.as(repo.recordFailed(op, target, false), "failed" as const) : Effect.succeed("queued" as const)))
+            go(op, failUnsent(op, target, false))
             continue
           }
           if (op.op === "start") {

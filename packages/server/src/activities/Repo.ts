@@ -375,16 +375,18 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
       )
 
     /** Routine updates of a device queued after its last barrier (start, milestone, end) become superseded. */
+    /** Operation `o` is an unsent routine update below `below`, queued after its device's last barrier. */
+    const supersedable = (below: Statement.Fragment) => sql`
+      o.status = 'queued' AND o.op = 'update' AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < ${below}
+        AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
+          WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
+            AND b.seq < ${below} AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)`
+
     const supersedeRoutine = (activityId: string, belowSeq: number) =>
       sql<{ n: number }>`
         WITH s AS (
           UPDATE live_activity_operations o SET status = 'superseded'
-          WHERE o.activity_id = ${activityId} AND o.status = 'queued' AND o.op = 'update'
-            AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < ${belowSeq}
-            AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
-              WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
-                AND b.seq < ${belowSeq}
-                AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)
+          WHERE o.activity_id = ${activityId} AND ${supersedable(sql`${belowSeq}`)}
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
@@ -409,11 +411,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           -- Any newer snapshot (a milestone too) replaces the unsent routine ones after the device's last barrier.
           UPDATE live_activity_operations o SET status = 'superseded'
           FROM a
-          WHERE o.activity_id = a.id AND o.status = 'queued' AND o.op = 'update'
-            AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < a.sequence
-            AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
-              WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
-                AND b.seq < a.sequence AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)
+          WHERE o.activity_id = a.id AND ${supersedable(sql`a.sequence`)}
           RETURNING o.activity_id
         )
         SELECT a.id, a.sequence,

@@ -4,6 +4,7 @@
  * one account count one after another and the limit holds. Each resource has
  * its own lock space; other accounts never wait.
  */
+import { LimitReached } from "@herald/api"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 
@@ -14,3 +15,17 @@ export const LockSpace = {
 
 export const lockAccount = (sql: SqlClient.SqlClient, space: number, userId: string) =>
   sql`SELECT pg_advisory_xact_lock(${space}, hashtext(${userId}))`.pipe(Effect.asVoid)
+
+/**
+ * Runs `insert` in a transaction once `count` (which takes the account's lock)
+ * shows room under `limit`; else 422 `LIMIT_REACHED` naming `what` is kept.
+ */
+export const insertWithinLimit = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  options: { readonly count: Effect.Effect<number>; readonly limit: number; readonly what: string },
+  insert: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | LimitReached, R> =>
+  sql.withTransaction(Effect.flatMap(options.count, (n): Effect.Effect<A, E | LimitReached, R> =>
+    n >= options.limit
+      ? Effect.fail(new LimitReached({ error: `An account keeps at most ${options.limit} ${options.what}.`, limit: options.limit }))
+      : insert)).pipe(Effect.catchTag("SqlError", Effect.die))

@@ -176,11 +176,11 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
 
     // A push token names one app install. Registered again by the same person,
     // that row is updated and reactivated. Registered by another person (the
-    // phone changed hands), the old row is retired first: inactive, its token
-    // released, its history left with its owner. The newcomer gets a device of
-    // their own and never the old owner's id, deliveries or activities.
-    // The retired row's token becomes one no registration can send (push tokens hold no whitespace).
-    // Inactive, it gets no more pushes; its live activities fail it on their next operation.
+    // phone changed hands), the old row is retired first: inactive (no more
+    // pushes; its live activities fail it on their next operation), its history
+    // left with its owner, its token one no registration can send (push tokens
+    // hold no whitespace). The newcomer gets a device of their own and never the
+    // old owner's id, deliveries or activities.
     const retireForeign = (d: NewDevice) =>
       sql`UPDATE devices SET push_token = 'retired ' || id, push_to_start_token = NULL, active = false, updated_at = now()
           WHERE platform = ${d.platform} AND push_token = ${d.pushToken} AND user_id <> ${d.userId}`

@@ -282,12 +282,13 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
         AND claimed_by NOT IN (
           SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
-      // A push queued for a device removed meanwhile (the removal settles those it sees) will never go.
-      Effect.andThen(sql`
-        UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-        WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`),
       Effect.asVoid
     )
+
+    // A push queued for a device removed meanwhile (the removal settles those it sees) will never go.
+    const settleOrphans = sql`
+      UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+      WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`.pipe(Effect.asVoid)
 
     // This node's heartbeat, on its own fiber so a worker busy with slow
     // providers never looks dead. Nodes silent for a day are forgotten.
@@ -316,6 +317,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > Duration.toMillis(config.staleClaim) / 4) {
           yield* expireStaleClaims
+          yield* settleOrphans
           lastSweep = now
         }
         const claimedCount = yield* drainOnce

@@ -9,13 +9,15 @@
  * with the teams capability; until then no family exists, so sharing with
  * one answers 404 and every service is visible to its creator only.
  */
-import { AgentServiceWithWebhookUrl, EventList, LimitReached, NotFound, ServiceCreated } from "@herald/api"
+import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from "@herald/api"
+import type { LimitReached } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MAX_SERVICES } from "../config/Limits.ts"
+import { insertWithinLimit } from "../db/AccountLocks.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
@@ -67,21 +69,15 @@ export class Services extends Context.Service<Services, {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
       const token = generateSecret("hlw")
       const id = yield* makeId("svc")
-      // Counted and inserted under the account's lock: concurrent creates cannot pass the limit together.
-      const row = yield* sql.withTransaction(Effect.gen(function*() {
-        if ((yield* repo.lockAndCount(userId)) >= MAX_SERVICES) {
-          return yield* new LimitReached({ error: `An account keeps at most ${MAX_SERVICES} webhook services.`, limit: MAX_SERVICES })
-        }
-        return yield* repo.insert({
-          id,
-          userId,
-          title: input.title,
-          imageUrl: input.imageUrl ?? null,
-          url: input.url ?? null,
-          defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
-          tokenHash: hashSecret(token)
-        })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      const row = yield* insertWithinLimit(sql, { count: repo.lockAndCount(userId), limit: MAX_SERVICES, what: "webhook services" }, repo.insert({
+        id,
+        userId,
+        title: input.title,
+        imageUrl: input.imageUrl ?? null,
+        url: input.url ?? null,
+        defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
+        tokenHash: hashSecret(token)
+      }))
       return created(row, token)
     })
 

@@ -16,6 +16,7 @@ import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWe
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
+import { insertWithinLimit } from "../db/AccountLocks.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
 import { makeId } from "../lib/Ids.ts"
@@ -81,24 +82,18 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
       yield* allowed(input.url)
       const signingSecret = generateSigningSecret()
       const id = yield* makeId("whk")
-      // Counted and inserted under the account's lock: concurrent creates cannot pass the limit together.
-      const webhook = yield* sql.withTransaction(Effect.gen(function*() {
-        if ((yield* repo.lockAndCount(userId)) >= MAX_REPLY_WEBHOOKS) {
-          return yield* new LimitReached({ error: `An account keeps at most ${MAX_REPLY_WEBHOOKS} reply webhooks.`, limit: MAX_REPLY_WEBHOOKS })
-        }
-        return yield* repo.create({
-          id,
-          userId,
-          signingSecret,
-          name: input.name,
-          url: input.url,
-          preset: input.preset ?? "generic",
-          headers: input.headers ?? [],
-          events: input.events === undefined ? ALL_EVENTS : distinct(input.events),
-          enabled: input.enabled ?? true,
-          isDefault: input.isDefault ?? false
-        })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      const webhook = yield* insertWithinLimit(sql, { count: repo.lockAndCount(userId), limit: MAX_REPLY_WEBHOOKS, what: "reply webhooks" }, repo.create({
+        id,
+        userId,
+        signingSecret,
+        name: input.name,
+        url: input.url,
+        preset: input.preset ?? "generic",
+        headers: input.headers ?? [],
+        events: input.events === undefined ? ALL_EVENTS : distinct(input.events),
+        enabled: input.enabled ?? true,
+        isDefault: input.isDefault ?? false
+      }))
       return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
     })
 

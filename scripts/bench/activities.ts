@@ -13,7 +13,7 @@
  * event-loop delay p99 under 50 ms.
  */
 import pg from "pg"
-import { cpuSeconds } from "./cpu.ts"
+import { cpuSeconds, cpuSecondsOf } from "./cpu.ts"
 import { json, runJson } from "./support.ts"
 
 interface Context {
@@ -100,12 +100,12 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   // The database's share: its backends serving this database (the server's pool) over the load.
   const backends = (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))
     .rows.map((r) => r.pid as number)
-  const cpuBefore = { server: cpuSeconds(pid), database: backends.reduce((sum, b) => sum + cpuSeconds(b), 0) }
+  const cpuBefore = { server: cpuSeconds(pid), database: cpuSecondsOf(backends) }
   const load = await runJson("activity-load.ts", [baseUrl, token.secret as string, String(SECONDS), String(RATE), ...activities])
   const loadSeconds = SECONDS
   const cpu = {
     server: cpuSeconds(pid) - cpuBefore.server,
-    database: backends.reduce((sum, b) => sum + cpuSeconds(b), 0) - cpuBefore.database
+    database: cpuSecondsOf(backends) - cpuBefore.database
   }
   clearInterval(sampler)
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out

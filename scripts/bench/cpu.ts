@@ -10,6 +10,9 @@ export const cpuSeconds = (pid: number) => {
   }
 }
 
+/** CPU seconds several processes have used together. */
+export const cpuSecondsOf = (pids: ReadonlyArray<number>) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+
 /** Runs `f`, answering its result and the CPU milliseconds `pid` spent per `count(result)`. */
 export const cpuPer = async <A>(pid: number, f: () => Promise<A>, count: (a: A) => number) => {
   const before = cpuSeconds(pid)

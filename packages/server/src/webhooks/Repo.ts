@@ -156,7 +156,14 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
 
     const update: WebhooksRepo["Service"]["update"] = (userId, id, patch) =>
       sql.withTransaction(Effect.gen(function*() {
-        if (patch.isDefault === true) yield* clearOtherDefaults(userId, id)
+        if (patch.isDefault === true) {
+          // Under the account's lock (creates take it too), so two new defaults never meet at the unique
+          // index; and only once the webhook is known to be the account's, so a wrong id changes nothing.
+          yield* lockAccount(sql, LockSpace.replyWebhooks, userId)
+          const owned = yield* sql`SELECT 1 FROM reply_webhooks WHERE id = ${id} AND user_id = ${userId} FOR UPDATE`
+          if (owned.length === 0) return undefined
+          yield* clearOtherDefaults(userId, id)
+        }
         const sets = [
           sql`updated_at = now()`,
           ...(patch.name !== undefined ? [sql`name = ${patch.name}`] : []),

@@ -79,6 +79,26 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       assert.deepStrictEqual((yield* agent.client.webhooks.list()).items.map((w) => w.id), [second.webhook.id])
     }))
 
+  it.effect("making a webhook the default changes nothing when the id is not the account's; concurrent defaults leave one", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const stranger = yield* makeAgent([...scopes])
+      const current = yield* save(agent, "http://127.0.0.1:9/current", { isDefault: true })
+      const foreign = yield* save(stranger, "http://127.0.0.1:9/foreign")
+      for (const id of [foreign.webhook.id, "whk_00000000000000000000000000"]) {
+        const refused = yield* Effect.flip(agent.client.webhooks.update({ params: { id }, payload: { isDefault: true } }))
+        assert.strictEqual(refused._tag, "NotFound")
+      }
+      assert.strictEqual((yield* agent.client.webhooks.get({ params: { id: current.webhook.id } })).isDefault, true)
+
+      const others = yield* Effect.forEach([1, 2, 3, 4], (n) => save(agent, `http://127.0.0.1:9/other-${n}`))
+      yield* Effect.forEach(others, (w) => agent.client.webhooks.update({ params: { id: w.webhook.id }, payload: { isDefault: true } }), {
+        concurrency: "unbounded"
+      })
+      const defaults = (yield* agent.client.webhooks.list()).items.filter((w) => w.isDefault)
+      assert.strictEqual(defaults.length, 1)
+    }))
+
   it.effect("an account keeps at most 50 reply webhooks, also when creates arrive together", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes])

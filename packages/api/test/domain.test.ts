@@ -129,6 +129,15 @@ describe("Timestamp", () => {
     }
   })
 
+  it("holds instants of years 0001–9999 in UTC only, whatever the offset says", () => {
+    for (const s of ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "9999-12-31T23:30:00+01:00"]) {
+      assert.isTrue(Exit.isSuccess(decode(s)), s)
+    }
+    for (const s of ["9999-12-31T23:30:00-01:00", "0001-01-01T00:30:00+01:00", "0000-12-31T00:00:00Z"]) {
+      assert.isTrue(Exit.isFailure(decode(s)), s)
+    }
+  })
+
   it("is `format: date-time` in JSON Schema", () => {
     const doc = Schema.toJsonSchemaDocument(Timestamp) as unknown as { definitions: Record<string, { type: string; format?: string }> }
     assert.deepInclude(doc.definitions.Timestamp, { type: "string", format: "date-time" })

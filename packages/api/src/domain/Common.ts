@@ -7,9 +7,15 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})
 
 const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate()
 
+// The instants every store and client can hold: years 0001–9999 in UTC (an offset can push a
+// written 9999 or 0001 past them, and PostgreSQL then refuses the value).
+const EARLIEST = Date.parse("0001-01-01T00:00:00Z")
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z")
+
 /**
- * Whether `s` is an RFC 3339 date-time that names a real instant. The calendar is checked by
- * hand because `Date.parse` rolls `2026-02-30` over to March instead of refusing it.
+ * Whether `s` is an RFC 3339 date-time that names a real instant in years 0001–9999 (UTC).
+ * The calendar is checked by hand because `Date.parse` rolls `2026-02-30` over to March
+ * instead of refusing it.
  */
 export const isDateTimeString = (s: string): boolean => {
   const m = DATE_TIME.exec(s)
@@ -17,8 +23,10 @@ export const isDateTimeString = (s: string): boolean => {
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
   const offsetHour = m[7] === undefined ? 0 : Number(m[7])
   const offsetMinute = m[8] === undefined ? 0 : Number(m[8])
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
-    hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59
+  if (!(month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
+    hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59)) return false
+  const instant = Date.parse(s)
+  return instant >= EARLIEST && instant <= LATEST
 }
 
 /**

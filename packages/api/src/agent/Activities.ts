@@ -19,6 +19,17 @@ import { IdempotencyHeaders } from "./Notifications.ts"
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 
+const MAX_PROP_DEPTH = 8
+
+const nestedWithin = (value: unknown, depth: number): boolean =>
+  value === null || typeof value !== "object" ||
+  (depth < MAX_PROP_DEPTH && Object.values(value).every((v) => nestedWithin(v, depth + 1)))
+
+/** A prop the app reads as given (steps, further keys): any JSON nested at most 8 levels deep. */
+const PropValue = Schema.Unknown.check(Schema.makeFilter((value: unknown) => nestedWithin(value, 0), {
+  expected: `a value nested at most ${MAX_PROP_DEPTH} levels deep`
+}))
+
 /** The named props, checked; further keys pass through to the app (at most 20 of them). */
 const propFields = {
   subtitle: Text(200),
@@ -26,7 +37,7 @@ const propFields = {
   detail: Text(1000),
   progress: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })),
   layout: LiveActivityLayout,
-  steps: Schema.Array(Schema.Unknown).check(Schema.isMaxLength(20)),
+  steps: Schema.Array(PropValue).check(Schema.isMaxLength(20)),
   accent: Text(32),
   icon: Text(64)
 }
@@ -48,7 +59,7 @@ export const StartProps = Schema.StructWithRest(
     accent: Schema.optionalKey(propFields.accent),
     icon: Schema.optionalKey(propFields.icon)
   }),
-  [Schema.Record(Schema.String, Schema.Unknown)]
+  [Schema.Record(Schema.String, PropValue)]
 ).check(extraKeys).annotate({ identifier: "StartProps" })
 
 /** `props` of an update: merged field by field; `null` removes a field (never `title`). */
@@ -64,7 +75,7 @@ export const PropsPatch = Schema.StructWithRest(
     accent: Schema.optionalKey(Schema.NullOr(propFields.accent)),
     icon: Schema.optionalKey(Schema.NullOr(propFields.icon))
   }),
-  [Schema.Record(Schema.String, Schema.Unknown)]
+  [Schema.Record(Schema.String, PropValue)]
 ).check(extraKeys).annotate({ identifier: "PropsPatch" })
 
 const ActivityKey = Schema.String.check(

@@ -265,6 +265,21 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
         assert.strictEqual(response.status, 400, JSON.stringify(props))
         assert.strictEqual((response.body as { code: string }).code, "VALIDATION_FAILED")
       }
+      // Free-form values nest at most 8 levels; far deeper ones are refused, not a crash of the size check.
+      const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`
+      const deep = (where: string) =>
+        rawFetch("/api/agent/activities", {
+          method: "POST",
+          headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
+          body: `{"props":{"title":"t",${where}}}`
+        })
+      for (const where of [`"tree":${nested(9)}`, `"steps":[${nested(9)}]`, `"tree":${nested(6000)}`]) {
+        const response = yield* deep(where)
+        assert.deepStrictEqual([response.status, (response.body as { code: string }).code], [400, "VALIDATION_FAILED"], where.slice(0, 20))
+      }
+      const accepted = yield* post({ key: "nested", props: { title: "t", steps: [JSON.parse(nested(7))], tree: JSON.parse(nested(8)) } })
+      assert.strictEqual(accepted.status, 201)
+
       const big = yield* post({ props: { title: "t", notes: "x".repeat(5000) } })
       assert.strictEqual(big.status, 400)
       assert.deepStrictEqual([(big.body as { code: string }).code, (big.body as { limit: number }).limit], ["ACTIVITY_PAYLOAD_TOO_LARGE", 4096])

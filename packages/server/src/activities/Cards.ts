@@ -87,10 +87,14 @@ export const endMessage = (activityId: string, state: Readonly<Record<string, un
     dismissalDate: nowSeconds + END_DISMISSAL_SECONDS
   })
 
-/** The props of a prompt's interactive card: what the lock screen shows and the buttons' meaning. */
-export const promptCardState = (interaction: Pick<Interaction, "id" | "kind" | "title" | "prompt" | "actionDigest" | "primaryLabel" | "secondaryLabel" | "status">) => ({
+type CardInteraction = Pick<
+  Interaction,
+  "id" | "kind" | "title" | "prompt" | "actionDigest" | "primaryLabel" | "secondaryLabel" | "status" | "expiresAt"
+>
+
+const cardState = (interaction: CardInteraction, detail: string) => ({
   title: interaction.title,
-  detail: interaction.prompt,
+  detail,
   status: interaction.status,
   layout: "standard",
   interactionId: interaction.id,
@@ -99,3 +103,50 @@ export const promptCardState = (interaction: Pick<Interaction, "id" | "kind" | "
   primaryLabel: interaction.primaryLabel ?? (interaction.kind === "approval" ? "Approve" : interaction.kind === "yes_no" ? "Yes" : "Reply"),
   secondaryLabel: interaction.secondaryLabel ?? (interaction.kind === "approval" ? "Deny" : interaction.kind === "yes_no" ? "No" : null)
 })
+
+/** A prompt card's start: the card, and an alert with the same text. */
+export const promptCardStart = (
+  activityId: string,
+  interaction: CardInteraction,
+  state: ReturnType<typeof cardState>,
+  timestampSeconds: number
+): PushMessage =>
+  liveActivityMessage({
+    activityId,
+    event: "start",
+    state,
+    priority: 10,
+    timestampSeconds,
+    alert: { title: interaction.title, body: state.detail },
+    staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
+  })
+
+// Timestamps as wide as they get (ten digits of seconds), for measuring.
+const WIDEST_SECONDS = 9_999_999_999
+
+/** What a provider counts: APNs the JSON payload, FCM the message; both refuse over 4 KB. */
+const providerBytes = (message: PushMessage) =>
+  Math.max(payloadBytes(message), Buffer.byteLength(JSON.stringify(message.fcm)))
+
+/**
+ * The props of a prompt's interactive card: what the lock screen shows and the
+ * buttons' meaning. A prompt may be longer than a push can carry (4,000
+ * characters, each escaped or several bytes): its `detail` then ends with "…"
+ * where the start, the card's largest push, would pass 4 KB. The person reads
+ * the whole prompt in the app; the action digest covers the whole prompt.
+ */
+export const promptCardState = (activityId: string, interaction: CardInteraction) => {
+  const fits = (detail: string) =>
+    providerBytes(promptCardStart(activityId, interaction, cardState(interaction, detail), WIDEST_SECONDS)) <= APNS_PAYLOAD_LIMIT
+  if (fits(interaction.prompt)) return cardState(interaction, interaction.prompt)
+  // The most characters that fit, by bisection (the title alone, at most 200 characters, always fits).
+  const chars = Array.from(interaction.prompt)
+  let kept = 0
+  let over = chars.length
+  while (over - kept > 1) {
+    const mid = Math.floor((kept + over) / 2)
+    if (fits(`${chars.slice(0, mid).join("")}…`)) kept = mid
+    else over = mid
+  }
+  return cardState(interaction, `${chars.slice(0, kept).join("")}…`)
+}

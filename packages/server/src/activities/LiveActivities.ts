@@ -25,7 +25,7 @@ import { Outbox } from "../push/Outbox.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
 import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
 import type { MutationOutcome } from "./ActivityEntity.ts"
-import { checkPayloadSize, endMessage, liveActivityMessage, promptCardState } from "./Cards.ts"
+import { checkPayloadSize, endMessage, liveActivityMessage, promptCardStart, promptCardState } from "./Cards.ts"
 import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
 import type { NewActivity } from "./Repo.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
@@ -231,22 +231,13 @@ export class LiveActivities extends Context.Service<LiveActivities, {
 
     const startPromptCard: LiveActivities["Service"]["startPromptCard"] = (activityId, interaction, owner, deviceIds) =>
       Effect.gen(function*() {
-        const state = promptCardState(interaction)
+        const state = promptCardState(activityId, interaction)
         const timestampSeconds = yield* seconds
         const started = yield* repo.start(
           { id: activityId, userId: owner.userId, tokenId: owner.tokenId, key: null, interactionId: interaction.id, props: state, expiresAt: interaction.expiresAt },
           deviceIds,
           "interaction",
-          () =>
-            liveActivityMessage({
-              activityId,
-              event: "start",
-              state,
-              priority: 10,
-              timestampSeconds,
-              alert: { title: interaction.title, body: interaction.prompt },
-              staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
-            })
+          () => promptCardStart(activityId, interaction, state, timestampSeconds)
         )
         if (started._tag === "Full") return yield* capacityExceeded
         return started.started.length
@@ -262,7 +253,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
           liveActivityMessage({
             activityId,
             event: "end",
-            state: promptCardState(interaction),
+            state: promptCardState(activityId, interaction),
             priority: 10,
             timestampSeconds: now,
             // The outcome stays readable on the lock screen for a minute.

@@ -4,7 +4,8 @@
  * APNs payload for iOS, the FCM message for Android) for
  * `GET /api/app/devices/{id}/deliveries`. Two token prefixes exercise the
  * failure paths: `unregistered-…` is answered as permanently unregistered and
- * `unavailable-…` as a transient provider failure.
+ * `unavailable-…` as a transient provider failure. Like APNs and FCM, it
+ * refuses for good a payload over 4 KB.
  */
 import { Effect } from "effect"
 import { makeId } from "../lib/Ids.ts"
@@ -15,6 +16,9 @@ import { SandboxRepo } from "./SandboxRepo.ts"
 export const unregisteredPrefix = "unregistered-"
 export const unavailablePrefix = "unavailable-"
 
+/** APNs and FCM both refuse payloads over 4 KB. */
+const PROVIDER_PAYLOAD_LIMIT = 4096
+
 export const makeSandboxProvider = (platforms: ReadonlyArray<"ios" | "android">): Effect.Effect<Provider, never, SandboxRepo> =>
   Effect.gen(function*() {
     const repo = yield* SandboxRepo
@@ -22,8 +26,10 @@ export const makeSandboxProvider = (platforms: ReadonlyArray<"ios" | "android">)
     const send = Effect.fn("SandboxProvider.send")(function*(target: PushTarget, message: PushMessage) {
       if (target.token.startsWith(unregisteredPrefix)) return Rejected("Unregistered", { tokenInvalid: true })
       if (target.token.startsWith(unavailablePrefix)) return Retry("ServiceUnavailable")
-      const id = yield* makeId("sbx")
+      const counted = target.platform === "ios" ? message.apns : message.fcm
+      if (Buffer.byteLength(JSON.stringify(counted)) > PROVIDER_PAYLOAD_LIMIT) return Rejected("PayloadTooLarge", { tokenInvalid: false })
       const payload = target.platform === "ios" ? message.apns : { ...toFcmMessage(target, message) }
+      const id = yield* makeId("sbx")
       return yield* repo.insert({ id, deviceId: target.deviceId, pushType: message.pushType, priority: message.priority, payload }).pipe(
         Effect.as(Accepted(id)),
         // The sandbox's own storage failing is a transient failure of this provider.

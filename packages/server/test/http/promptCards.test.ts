@@ -106,6 +106,38 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pr
       )
     }))
 
+  it.effect("a prompt longer than a push can carry reaches both phones, its card text cut with …; the prompt is kept whole", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const iphone = yield* capablePhone(agent, "ios")
+      const pixel = yield* capablePhone(agent, "android")
+      // 4,000 characters of several bytes each, and quotes that JSON escapes (twice in FCM's state string).
+      const prompt = `Ship "v2"? ${"部署を承認しますか？\"".repeat(400)}`.slice(0, 4000)
+      const title = `Deploy "${"✓".repeat(150)}"`
+      const created = yield* agent.client.interactions.create({
+        headers: {},
+        payload: { kind: "approval", title, prompt, presentation: "live_activity" }
+      })
+      assert.strictEqual(created.interaction.prompt, prompt)
+
+      const [start] = yield* eventually(cardPushes(agent, iphone.id), (items) => items.length === 1)
+      assert.isAtMost(Buffer.byteLength(JSON.stringify(start!.payload)), 4096)
+      const aps = (start!.payload as { aps: { "content-state": { detail: string }; alert: { title: string; body: string } } }).aps
+      assert.isTrue(aps["content-state"].detail.endsWith("…"))
+      assert.isTrue(prompt.startsWith(aps["content-state"].detail.slice(0, -1)))
+      assert.isAbove(aps["content-state"].detail.length, 100)
+      assert.strictEqual(aps.alert.body, aps["content-state"].detail)
+      assert.strictEqual(aps.alert.title, title)
+      const [android] = yield* eventually(cardPushes(agent, pixel.id), (items) => items.length === 1)
+      assert.isAtMost(Buffer.byteLength(JSON.stringify((android!.payload as { data: unknown }).data)), 4096)
+
+      // The cut text ends the card too.
+      yield* agent.app.interactions.answer({ params: { id: created.interaction.id }, payload: { status: "approved" } })
+      const ended = yield* eventually(cardPushes(agent, pixel.id), (items) => items.length === 2)
+      const endState = JSON.parse((ended[1]!.payload as { data: { state: string } }).data.state)
+      assert.deepStrictEqual([endState.status, endState.detail], ["approved", aps["content-state"].detail])
+    }))
+
   it.effect("the activities routes read a prompt's card but cannot change or end it: 409 CONFLICT", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([...scopes, "activities:read", "activities:write"])

@@ -8,7 +8,7 @@
  * redirects are followed only for 307/308 on the same host, each hop vetted
  * again. Nothing here throws: every outcome is a value the caller records.
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -29,6 +29,7 @@ export type OutboundResult =
   | { readonly _tag: "Failed"; readonly reason: string; readonly latencyMs: number }
 
 const MAX_URL_LENGTH = 2048
+const RESOLVE_TIMEOUT = Duration.seconds(5)
 const MAX_RESPONSE_BYTES = 64 * 1024
 
 const blockList = (v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArray<readonly [string, number]>) => {
@@ -99,10 +100,17 @@ const resolve = (host: string): Effect.Effect<ReadonlyArray<Address>, string> =>
   const literal = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
   const family = net.isIP(literal)
   if (family !== 0) return Effect.succeed([{ address: literal, family: family as 4 | 6 }])
+  // The system resolver cannot be cancelled, but no caller waits on it for longer than this.
   return Effect.tryPromise({
     try: () => dns.promises.lookup(literal, { all: true, verbatim: true }),
     catch: () => `the host ${literal} does not resolve`
-  }).pipe(Effect.map((all) => all.map((a) => ({ address: a.address, family: a.family as 4 | 6 }))))
+  }).pipe(
+    Effect.timeoutOption(RESOLVE_TIMEOUT),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(`the host ${literal} did not resolve within ${Duration.toSeconds(RESOLVE_TIMEOUT)} s`),
+      onSome: (all) => Effect.succeed(all.map((a) => ({ address: a.address, family: a.family as 4 | 6 })))
+    }))
+  )
 }
 
 /** A URL that passed the rules, with the address to connect to. */
@@ -127,13 +135,12 @@ const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string>
     const resolved = yield* resolve(url.hostname)
     const addresses = resolved.map(normalize)
     if (addresses.length === 0) return yield* Effect.fail(`the host ${url.hostname} does not resolve`)
-    const forbidden = addresses.find((a) => matches(alwaysRefused, a))
-    if (forbidden !== undefined) {
-      return yield* Effect.fail(`${forbidden.address} is a link-local, metadata or reserved address`)
+    // The reasons name the host, never what it resolved to: callers do not learn the internal DNS.
+    if (addresses.some((a) => matches(alwaysRefused, a))) {
+      return yield* Effect.fail(`${url.hostname} is or resolves to a link-local, metadata or reserved address`)
     }
-    const internal = addresses.find((a) => matches(privateNetworks, a))
-    if (internal !== undefined && !policy.allowPrivateNetwork) {
-      return yield* Effect.fail(`${url.hostname} resolves to the private or loopback address ${internal.address}`)
+    if (!policy.allowPrivateNetwork && addresses.some((a) => matches(privateNetworks, a))) {
+      return yield* Effect.fail(`${url.hostname} is or resolves to a private or loopback address`)
     }
     if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
       return yield* Effect.fail("only https:// URLs are allowed (plain http only to loopback, in local development)")

@@ -91,19 +91,22 @@ export class WithdrawFailed extends Schema.Error<WithdrawFailed>("WithdrawFailed
   description: "No device accepted the removal command (`WITHDRAW_FAILED`); the inbox copy is marked read anyway."
 }) {}
 
-/** 409: answering or canceling a prompt that already left `pending` (the first answer wins). */
+/**
+ * 409 `CONFLICT` (ARCHITECTURE's code for it): answering or canceling a prompt
+ * that already left `pending` (the first answer wins).
+ */
 export class InteractionNotPending extends Schema.Error<InteractionNotPending>("InteractionNotPending")({
-  ...body("InteractionNotPending", "INTERACTION_NOT_PENDING")
+  ...body("InteractionNotPending", "CONFLICT")
 }, {
   httpApiStatus: 409,
-  description: "The prompt is no longer pending: it was answered, canceled or expired first (`INTERACTION_NOT_PENDING`)."
+  description: "The prompt is no longer pending: it was answered, canceled or expired first (`CONFLICT`)."
 }) {}
 
-/** 422: an answer whose status does not fit the prompt's kind (or a reply without a response). */
+/** 400 (ARCHITECTURE): an answer whose status does not fit the prompt's kind (or a reply without a response). */
 export class AnswerMismatch extends Schema.Error<AnswerMismatch>("AnswerMismatch")({
   ...body("AnswerMismatch", "ANSWER_DOES_NOT_FIT_KIND")
 }, {
-  httpApiStatus: 422,
+  httpApiStatus: 400,
   description: "The answer does not fit the prompt's kind: approval takes approved|denied, yes_no takes yes|no, " +
     "reply takes replied with a `response` (`ANSWER_DOES_NOT_FIT_KIND`)."
 }) {}

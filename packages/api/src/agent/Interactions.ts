@@ -110,7 +110,7 @@ export class InteractionsGroup extends HttpApiGroup.make("interactions")
       summary: "Cancel a pending prompt",
       description: "Cancels a pending prompt created by this token (others: 404): status `canceled`, `canceledAt` " +
         "set, waiters woken, `interaction.canceled` sent to subscribed reply webhooks. A prompt that already " +
-        "left `pending` answers 409 `INTERACTION_NOT_PENDING`.",
+        "left `pending` answers 409 `CONFLICT`.",
       scopes: ["interactions:create"]
     }))
   )

@@ -31,8 +31,8 @@ export class PersonInteractionsGroup extends HttpApiGroup.make("interactions")
     }).pipe(personOperation({
       summary: "Answer a prompt",
       description: "Answers a pending prompt: approval takes `approved`/`denied`, yes_no `yes`/`no`, reply " +
-        "`replied` with a `response` (otherwise 422 `ANSWER_DOES_NOT_FIT_KIND`). The first answer wins: once the " +
-        "prompt left `pending` (answered, canceled, expired) the answer is 409 `INTERACTION_NOT_PENDING`. Records " +
+        "`replied` with a `response` (otherwise 400 `ANSWER_DOES_NOT_FIT_KIND`). The first answer wins: once the " +
+        "prompt left `pending` (answered, canceled, expired) the answer is 409 `CONFLICT`. Records " +
         "`respondingUserId`, `respondingDeviceId` (the person's own device, else 404) and `respondedAt`, wakes the " +
         "agent's waiters and sends `interaction.answered` to the subscribed reply webhooks."
     }))

@@ -226,6 +226,19 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
 
       assert.strictEqual((yield* Effect.flip(agent.client.interactions.cancel({ params: { id } })))._tag, "InteractionNotPending")
       assert.strictEqual((yield* Effect.flip(answer(agent, id, { status: "approved" })))._tag, "InteractionNotPending")
+      // On the wire, as ARCHITECTURE gives them: 409 CONFLICT once not pending, 400 for an answer of another kind.
+      const answerRaw = (promptId: string, status: string) =>
+        rawFetch(`/api/app/interactions/${promptId}/answer`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${agent.session}`, "content-type": "application/json" },
+          body: JSON.stringify({ status })
+        })
+      const late = yield* answerRaw(id, "approved")
+      assert.deepStrictEqual([late.status, (late.body as { code: string }).code], [409, "CONFLICT"])
+      const second = (yield* ask(agent)).interaction.id
+      const other = yield* answerRaw(second, "yes")
+      assert.deepStrictEqual([other.status, (other.body as { code: string }).code], [400, "ANSWER_DOES_NOT_FIT_KIND"])
+      yield* agent.client.interactions.cancel({ params: { id: second } })
       assert.deepStrictEqual((yield* agent.client.interactions.list()).items, [])
       assert.deepStrictEqual((yield* agent.app.interactions.list()).items, [])
     }))

@@ -3,7 +3,7 @@
  * `/healthz` answers while the process runs; `/readyz` only when the database
  * answers and every migration this build knows is applied.
  */
-import { Effect, Layer, Metric } from "effect"
+import { Effect, Layer, Metric, Schedule } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
@@ -11,6 +11,7 @@ import { latestKnownMigration } from "../db/Migrations.ts"
 import { ProcessMetricsLayer } from "../observability/ProcessMetrics.ts"
 
 const dbUp = Metric.gauge("herald_db_up", { description: "1 when the last readiness probe reached the database." })
+const SELF_PROBE_INTERVAL = "15 seconds"
 
 export const OpsRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ ok: true })),
@@ -26,6 +27,8 @@ export const OpsRoutes = Layer.mergeAll(
         Effect.catchCause(() => Effect.succeed({ status: 503, body: { ok: false, error: "The database does not answer.", code: "NOT_READY" } })),
         Effect.tap((r) => Metric.update(dbUp, r.status === 200 ? 1 : 0))
       )
+      // The gauge holds without anyone probing: the process probes itself too.
+      yield* Effect.forkScoped(Effect.repeat(probe, Schedule.spaced(SELF_PROBE_INTERVAL)))
       yield* router.add("GET", "/readyz", Effect.map(probe, (r) => HttpServerResponse.jsonUnsafe(r.body, { status: r.status })))
     })
   ),

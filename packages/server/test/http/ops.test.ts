@@ -6,9 +6,19 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { PushGateway } from "../../src/push/PushGateway.ts"
+import { eventually } from "../../../../test/support/eventually.ts"
 import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 
 layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("operations", (it) => {
+  it.effect("herald_db_up reports the database before anyone probes readiness (first in this file)", () =>
+    Effect.gen(function*() {
+      const up = yield* eventually(
+        Effect.map(rawFetch("/metrics"), (m) => (m.body as string).split("\n").find((l) => l.startsWith("herald_db_up"))),
+        (line) => line !== undefined
+      )
+      assert.strictEqual(Number(up!.split(" ").pop()), 1)
+    }))
+
   it.effect("healthz and readyz answer 200 once migrations are applied", () =>
     Effect.gen(function*() {
       const health = yield* rawFetch("/healthz")

@@ -63,7 +63,7 @@ export class PersonDevicesGroup extends HttpApiGroup.make("devices")
       error: NotFound
     }).pipe(personOperation({
       summary: "What the sandbox provider sent this device",
-      description: "Sandbox provider only: every push the device was sent, oldest first, as " +
+      description: "Sandbox provider only: the pushes the device was sent (the latest 500), oldest first, as " +
         "`{id, pushType, priority, payload, createdAt}`. With a real provider configured the list holds only what " +
         "the sandbox recorded (nothing)."
     }))

@@ -21,7 +21,7 @@ export class PersonInteractionsGroup extends HttpApiGroup.make("interactions")
   .add(
     HttpApiEndpoint.get("list", "/interactions", { success: InboxInteractionList }).pipe(personOperation({
       summary: "My pending prompts",
-      description: "Every pending prompt addressed to the person, newest first."
+      description: "The pending prompts addressed to the person, newest first (the latest 200)."
     })),
     HttpApiEndpoint.post("answer", "/interactions/:id/answer", {
       params: { id: InteractionId },

@@ -34,7 +34,7 @@ export class BillingOverview extends Schema.Class<BillingOverview>("BillingOverv
   rateLimits: Schema.Struct({
     /** Every Agent API request of this token. */
     requests: RateLimitStatus,
-    /** Sending operations of this token (notifications, prompts, live activity start/update, pages). */
+    /** Sending operations of this token (notifications, prompts, live activity start/update). */
     sends: RateLimitStatus
   })
 }) {}

@@ -8,7 +8,7 @@ import { Config, Context, Layer } from "effect"
 export interface RateLimitConfigShape {
   /** Agent API requests per token per minute; 0 = off. */
   readonly requestsPerMinute: number
-  /** Sending operations (notifications, prompts, live activity start/update, pages) per token per minute; 0 = off. */
+  /** Sending operations (notifications, prompts, live activity start/update) per token per minute; 0 = off. */
   readonly sendsPerMinute: number
 }
 

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Uri } from "./domain/Common.ts"
-import { NotFound } from "./errors.ts"
+import { NotFound, RateLimited } from "./errors.ts"
 import { WebhookToken } from "./Params.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -35,14 +35,16 @@ export class InboundGroup extends HttpApiGroup.make("inbound")
       params: { token: WebhookToken },
       payload: [InboundJson, InboundText],
       success: InboundAccepted.pipe(HttpApiSchema.status(202)),
-      error: NotFound
+      error: [NotFound, RateLimited]
     }).annotateMerge(OpenApi.annotations({
       summary: "Deliver to a webhook service",
       description: "Posts a notification to the service whose webhook URL this is: JSON `{title?, body*, imageUrl?, " +
         "url?}` or a `text/plain` body (the text is the body); the request at most 64 KiB (413 beyond), `body` at most " +
         "10,000 characters and `title` 200 (400 beyond). It becomes an Event and is pushed to " +
         "the service creator's devices (and, when shared, every accepted family member's). 202 `{ok, eventId}`; an " +
-        "unknown or rotated token answers 404."
+        "unknown or rotated token answers 404. Each service takes at most the send limit a minute " +
+        "(`HERALD_SEND_LIMIT_PER_MINUTE`, 120 by default): over it, 429 `RATE_LIMITED` with `Retry-After`; every " +
+        "counted delivery carries `RateLimit-*` headers."
     }))
   )
 {}

@@ -7,22 +7,11 @@
  */
 import { AgentAuth, CurrentAgent, MissingScope, RateLimited, RequiredScopes, SendingOperation } from "@herald/api"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
+import type { HttpServerResponse } from "effect/http"
 import type { unhandled } from "effect/Types"
 import { RateLimiter } from "../billing/RateLimiter.ts"
-import type { Decision } from "../billing/RateLimiter.ts"
+import { appendRateLimitHeadersUnsafe, seconds } from "../billing/RateLimitHeaders.ts"
 import { Credentials } from "./Credentials.ts"
-
-const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)))
-
-const rateLimitHeaders = (decision: Decision) =>
-(_request: unknown, response: HttpServerResponse.HttpServerResponse) =>
-  Effect.succeed(HttpServerResponse.setHeaders(response, {
-    "ratelimit-limit": String(decision.limit),
-    "ratelimit-remaining": String(decision.remaining),
-    "ratelimit-reset": seconds(decision.resetMs),
-    ...(decision.allowed ? {} : { "retry-after": seconds(decision.retryAfterMs) })
-  }))
 
 export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
   const credentials = yield* Credentials
@@ -39,9 +28,7 @@ export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
         return Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, RateLimited | unhandled> => {
           const sends = Context.getOrUndefined(endpoint.annotations, SendingOperation) === true
           const outcome = limiter.take(token.id, sends, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-          if (outcome.reported !== undefined) {
-            HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, rateLimitHeaders(outcome.reported))
-          }
+          if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
           if (!outcome.allowed) {
             return Effect.fail(new RateLimited({
               error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +

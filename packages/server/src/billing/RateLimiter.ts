@@ -1,5 +1,5 @@
 /**
- * Per-token rate limits, in memory: no database round trip per request, and
+ * Rate limits per token (and per webhook service, for its inbound URL), in memory: no database round trip per request, and
  * check-and-take is one synchronous step, so concurrent requests on a node
  * cannot both take the last unit. Keys whose budget is whole again are swept
  * every minute, so memory follows the tokens active in the last minute.

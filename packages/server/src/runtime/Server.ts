@@ -94,9 +94,10 @@ export const CapabilitiesLayer = Layer.mergeAll(
   PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
   Inbox.layer,
   Idempotency.layer,
-  Billing.layer.pipe(Layer.provideMerge(RateLimiter.layer)),
+  Billing.layer,
   SandboxRepo.layer
 ).pipe(
+  Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)
 )
 

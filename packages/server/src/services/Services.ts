@@ -12,9 +12,11 @@
 import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from "@herald/api"
 import type { LimitReached } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
+import { RateLimiter } from "../billing/RateLimiter.ts"
+import type { Decision } from "../billing/RateLimiter.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MAX_SERVICES } from "../config/Limits.ts"
 import { insertWithinLimit } from "../db/AccountLocks.ts"
@@ -27,6 +29,9 @@ import type { ServiceRow } from "./Repo.ts"
 
 const notFound = new NotFound({ error: "Service not found." })
 
+/** An inbound delivery over its service's send budget (the per-token send limit, counted per service). */
+export class DeliveryThrottled extends Data.TaggedError("DeliveryThrottled")<{ readonly decision: Decision }> {}
+
 
 export class Services extends Context.Service<Services, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
@@ -37,7 +42,10 @@ export class Services extends Context.Service<Services, {
   readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound>
   readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound>
   /** An inbound delivery to the service whose webhook token this is. */
-  readonly deliver: (token: string, input: InboundJson) => Effect.Effect<{ readonly eventId: string }, NotFound>
+  readonly deliver: (token: string, input: InboundJson) => Effect.Effect<
+    { readonly eventId: string; readonly rateLimit: Decision | undefined },
+    NotFound | DeliveryThrottled
+  >
   readonly events: (userId: string, limit: number) => Effect.Effect<EventList>
 }>()("herald/Services") {
   static readonly layerNoDeps = Layer.effect(Services, Effect.gen(function*() {
@@ -45,6 +53,7 @@ export class Services extends Context.Service<Services, {
     const sql = yield* SqlClient.SqlClient
     const outbox = yield* Outbox
     const inbox = yield* InboxWrites
+    const limiter = yield* RateLimiter
     const { publicUrl } = yield* AppConfig
 
     // A service's default reply webhook must be one of the account's, like any id a body names.
@@ -108,6 +117,9 @@ export class Services extends Context.Service<Services, {
       // Every token, well-formed or not, costs the same: one hash, one indexed lookup.
       const service = yield* repo.findByTokenHash(hashSecret(token))
       if (service === undefined) return yield* new NotFound({ error: "Unknown webhook." })
+      // A URL leaked to a looping sender must not flood the database and the phones.
+      const { allowed, reported } = limiter.take(service.id, true, yield* Clock.currentTimeMillis)
+      if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
       const recipients = [service.userId]
       const devices = yield* repo.recipientDevices(recipients)
       const id = yield* makeId("evt")
@@ -157,7 +169,7 @@ export class Services extends Context.Service<Services, {
       }, [inboxCopies, ...(receipts.ids.length > 0 ? [receipts.statement] : [])])
       // The sender is not kept waiting for providers: the outbox's worker sends.
       if (receipts.ids.length > 0) yield* outbox.wake
-      return { eventId: id }
+      return { eventId: id, rateLimit: reported }
     })
 
     return Services.of({

@@ -47,6 +47,30 @@ layer(testServerLayer({ HERALD_RATE_LIMIT_PER_MINUTE: "5", HERALD_SEND_LIMIT_PER
       assert.strictEqual((yield* get(created.secret, "/api/agent/auth/status")).status, 200)
     }))
 
+  it.effect("an inbound webhook URL takes the send budget per service; 429 with Retry-After beyond it", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent(["services:write"])
+      const hook = (title: string) =>
+        Effect.map(agent.client.services.create({ payload: { title } }), (c) => new URL(c.webhookUrl).pathname)
+      const deliver = (path: string) =>
+        rawFetch(path, { method: "POST", headers: { "content-type": "text/plain" }, body: "Disk almost full" })
+      const grafana = yield* hook("Grafana")
+      const first = yield* deliver(grafana)
+      assert.strictEqual(first.status, 202)
+      assert.deepStrictEqual([first.headers.get("ratelimit-limit"), first.headers.get("ratelimit-remaining")], ["2", "1"])
+      assert.strictEqual((yield* deliver(grafana)).status, 202)
+      const limited = yield* deliver(grafana)
+      assert.strictEqual(limited.status, 429)
+      assert.strictEqual((limited.body as { code: string }).code, "RATE_LIMITED")
+      assert.match((limited.body as { error: string }).error, /2 deliveries a minute/)
+      assert.strictEqual(limited.headers.get("retry-after"), "30")
+
+      // Another service has its own budget, and the agent's token spent none of its own.
+      assert.strictEqual((yield* deliver(yield* hook("Sentry"))).status, 202)
+      const status = yield* get(agent.secret, "/api/agent/auth/status")
+      assert.strictEqual(status.headers.get("ratelimit-remaining"), "2")
+    }))
+
   it.effect("concurrent requests: exactly the budget passes", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent([])

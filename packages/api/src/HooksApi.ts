@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Uri } from "./domain/Common.ts"
+import { ImageUrl, TapUrl } from "./domain/Common.ts"
 import { NotFound, RateLimited } from "./errors.ts"
 import { WebhookToken } from "./Params.ts"
 import { RequestErrors } from "./Security.ts"
@@ -14,8 +14,8 @@ import { RequestErrors } from "./Security.ts"
 export const InboundJson = Schema.Struct({
   title: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(200)))),
   body: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(10_000)),
-  imageUrl: Schema.optionalKey(Schema.NullOr(Uri.check(Schema.isMaxLength(2048)))),
-  url: Schema.optionalKey(Schema.NullOr(Uri.check(Schema.isMaxLength(2048))))
+  imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
+  url: Schema.optionalKey(Schema.NullOr(TapUrl))
 }).annotate({ identifier: "InboundDelivery" })
 export type InboundJson = typeof InboundJson.Type
 

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Uri } from "../domain/Common.ts"
+import { ImageUrl, TapUrl } from "../domain/Common.ts"
 import { InboxInteraction, Interaction, InteractionCreated, InteractionKind, InteractionReplay, Presentation } from "../domain/Interactions.ts"
 import {
   ActivityCapacityExceeded,
@@ -16,7 +16,6 @@ import { AgentAuth } from "../Security.ts"
 import { IntParam } from "./History.ts"
 import { IdempotencyHeaders, ProjectId } from "./Notifications.ts"
 
-const Link = Uri.check(Schema.isMaxLength(2048))
 const Label = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(40))
 
 /** Body of POST /interactions. */
@@ -31,8 +30,8 @@ export const CreateInteractionRequest = Schema.Struct({
   ),
   expiresInSeconds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 60, maximum: 604_800 }))),
   webhookId: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^whk_[0-9A-Za-z]{1,64}$/)))),
-  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
-  url: Schema.optionalKey(Schema.NullOr(Link)),
+  imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
+  url: Schema.optionalKey(Schema.NullOr(TapUrl)),
   primaryLabel: Schema.optionalKey(Schema.NullOr(Label)),
   secondaryLabel: Schema.optionalKey(Schema.NullOr(Label)),
   projectId: Schema.optionalKey(Schema.NullOr(ProjectId))

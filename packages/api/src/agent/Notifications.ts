@@ -1,13 +1,12 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { BodyFormat, Uri } from "../domain/Common.ts"
+import { BodyFormat, ImageUrl, TapUrl } from "../domain/Common.ts"
 import { AgentNotificationCreated, AgentNotificationReplay, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
 import { IdempotencyKeyInUse, IdempotencyKeyReused, NotFound, WithdrawFailed } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { NotificationRef } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
 
-const Link = Uri.check(Schema.isMaxLength(2048))
 
 /** A project an item is filed under: a caller-chosen name (the inbox groups by it). */
 export const ProjectId = Schema.String.check(
@@ -25,8 +24,8 @@ export const CreateNotificationRequest = Schema.Struct({
   body: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(10_000)),
   summary: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(500)))),
   bodyFormat: Schema.optionalKey(BodyFormat),
-  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
-  url: Schema.optionalKey(Schema.NullOr(Link)),
+  imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
+  url: Schema.optionalKey(Schema.NullOr(TapUrl)),
   projectId: Schema.optionalKey(Schema.NullOr(ProjectId)),
   appId: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^app_[0-9A-Za-z]{1,64}$/))),
   deviceIds: Schema.optionalKey(

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Ok, Uri } from "../domain/Common.ts"
+import { ImageUrl, Ok, TapUrl } from "../domain/Common.ts"
 import { AgentService, ServiceCreated } from "../domain/Services.ts"
 import { Forbidden, LimitReached, NotFound } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
@@ -8,14 +8,13 @@ import { ServiceId } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
 
 const Title = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
-const Link = Uri.check(Schema.isMaxLength(2048))
 const ReplyWebhookId = Schema.String.check(Schema.isPattern(/^whk_[0-9A-Za-z]{1,64}$/))
 
 /** Body of POST /services. */
 export const CreateServiceRequest = Schema.Struct({
   title: Title,
-  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
-  url: Schema.optionalKey(Schema.NullOr(Link)),
+  imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
+  url: Schema.optionalKey(Schema.NullOr(TapUrl)),
   defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
 }).annotate({ identifier: "CreateServiceRequest" })
 export type CreateServiceRequest = typeof CreateServiceRequest.Type
@@ -23,8 +22,8 @@ export type CreateServiceRequest = typeof CreateServiceRequest.Type
 /** Body of PATCH /services/{id}: the fields to change; `null` clears a nullable one. */
 export const UpdateServiceRequest = Schema.Struct({
   title: Schema.optionalKey(Title),
-  imageUrl: Schema.optionalKey(Schema.NullOr(Link)),
-  url: Schema.optionalKey(Schema.NullOr(Link)),
+  imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
+  url: Schema.optionalKey(Schema.NullOr(TapUrl)),
   defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
 }).annotate({ identifier: "UpdateServiceRequest" })
 export type UpdateServiceRequest = typeof UpdateServiceRequest.Type

@@ -51,6 +51,25 @@ export const Uri = Schema.String.check(
 )
 export type Uri = typeof Uri.Type
 
+const schemeOf = (s: string) => URL.canParse(s) ? new URL(s).protocol.slice(0, -1) : ""
+
+// Schemes that run or read something on the phone itself rather than open a page or an app.
+const refusedTapSchemes = new Set(["javascript", "vbscript", "data", "file", "blob", "about"])
+
+/** A link a person taps (`url`): any absolute URI — web pages, app links, `mailto:`, `tel:` — at most 2,048 characters. */
+export const TapUrl = Uri.check(
+  Schema.isMaxLength(2048),
+  Schema.makeFilter((s: string) => !refusedTapSchemes.has(schemeOf(s)), {
+    expected: "a link whose scheme is not javascript, vbscript, data, file, blob or about"
+  })
+)
+
+/** An image the phone fetches (`imageUrl`): an http(s) URL of at most 2,048 characters. */
+export const ImageUrl = Uri.check(
+  Schema.isMaxLength(2048),
+  Schema.makeFilter((s: string) => schemeOf(s) === "https" || schemeOf(s) === "http", { expected: "an http(s) URL" })
+)
+
 /** `Ok`: `ok` is the constant true. A plain struct (not a class) so handlers may answer `{ ok: true }`. */
 export const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotate({ identifier: "Ok" })
 export type Ok = typeof Ok.Type

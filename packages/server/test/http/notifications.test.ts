@@ -156,6 +156,11 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
           { title: "t", body: "" },
           { title: "t", body: "b", extra: 1 },
           { title: "t", body: "b", url: "not a url" },
+          { title: "t", body: "b", url: "javascript:alert(1)" },
+          { title: "t", body: "b", url: "DATA:text/html,<script>1</script>" },
+          { title: "t", body: "b", url: "file:///etc/passwd" },
+          { title: "t", body: "b", imageUrl: "file:///private/var/mobile/photo.jpg" },
+          { title: "t", body: "b", imageUrl: "ftp://images.example.test/a.png" },
           { title: "t", body: "b", bodyFormat: "html" },
           { title: "t", body: "b", projectId: "unfiled" },
           { title: "t", body: "b", deviceIds: [] },
@@ -166,6 +171,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
         const response = yield* post(body)
         assert.strictEqual(response.status, 400, JSON.stringify(body))
         assert.strictEqual((response.body as { code: string }).code, "VALIDATION_FAILED")
+      }
+      // Links a phone opens in an app, a mail or a call are taps like any other.
+      for (const url of ["myapp://deploys/42", "mailto:ops@example.test", "tel:+15551234567", "https://ci.example.test/1"]) {
+        assert.strictEqual((yield* post({ title: "t", body: "b", url, imageUrl: "http://images.example.test/a.png" })).status, 201, url)
       }
     }))
 

@@ -13,8 +13,8 @@
  *    provider writes);
  * 5. commit each provider's answer, then answer 201 with the accepted count.
  *
- * It keeps only the indexes that work needs (primary keys, the due-receipt
- * scan a restart drains, deliveries by device). No inbox copy, feed entry,
+ * The tables and statements are floor-sql.ts, shared with the floor on
+ * Herald's stack (notifications-effect-floor.ts). No inbox copy, feed entry,
  * idempotency, rate limit or alert-size rule: it is a floor, not Herald.
  *
  * argv: databaseUrl port (0 = any); prints the port, then serves.
@@ -22,31 +22,15 @@
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import pg from "pg"
+import { floorMessage, floorSetup, floorSql, floorToken, floorUserId } from "./floor-sql.ts"
 
 const [url, portArg] = process.argv.slice(2)
 // Connections stay open between loads, as a server's pool does (and so their CPU can be read).
 const pool = new pg.Pool({ connectionString: url!, max: 10, idleTimeoutMillis: 0, application_name: "herald-floor" })
-const token = "Bearer floor-token"
-const userId = "usr_floor"
+const token = `Bearer ${floorToken}`
+const userId = floorUserId
 
-await pool.query(`
-  DROP TABLE IF EXISTS floor_deliveries, floor_receipts, floor_notifications, floor_devices;
-  CREATE TABLE floor_devices (id text PRIMARY KEY, user_id text NOT NULL, platform text NOT NULL, push_token text NOT NULL, active boolean NOT NULL);
-  CREATE INDEX floor_devices_user ON floor_devices (user_id);
-  CREATE TABLE floor_notifications (
-    id text PRIMARY KEY, user_id text NOT NULL, title text NOT NULL, body text NOT NULL, url text,
-    created_at timestamptz NOT NULL DEFAULT now());
-  CREATE TABLE floor_receipts (
-    id text PRIMARY KEY, item_id text NOT NULL, device_id text NOT NULL, message jsonb NOT NULL,
-    status text NOT NULL DEFAULT 'pending', attempts int NOT NULL DEFAULT 0, claimed_at timestamptz,
-    provider_id text, next_attempt_at timestamptz NOT NULL DEFAULT now(), created_at timestamptz NOT NULL DEFAULT now());
-  CREATE INDEX floor_receipts_due ON floor_receipts (next_attempt_at) WHERE status = 'pending';
-  CREATE TABLE floor_deliveries (id text PRIMARY KEY, device_id text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
-  CREATE INDEX floor_deliveries_device ON floor_deliveries (device_id, id);
-  INSERT INTO floor_devices VALUES
-    ('dev_floor_1', '${userId}', 'ios', 'floor-1', true),
-    ('dev_floor_2', '${userId}', 'ios', 'floor-2', true),
-    ('dev_floor_3', '${userId}', 'android', 'floor-3', true);`)
+for (const statement of floorSetup) await pool.query(statement)
 
 /** Calls made in the same turn of the event loop share one `run` (Herald's group commit). */
 const batched = <I, O>(run: (inputs: Array<I>) => Promise<Array<O>>) => {
@@ -70,31 +54,17 @@ interface Receipt { readonly id: string; readonly item_id: string; readonly devi
 interface Draft { readonly id: string; readonly title: string; readonly body: string; readonly url: string | null }
 
 const devicesOf = batched(async (users: Array<string>) => {
-  const { rows } = await pool.query<Device>(
-    "SELECT id, user_id, platform FROM floor_devices WHERE user_id = ANY($1::text[]) AND active ORDER BY id",
-    [[...new Set(users)]]
-  )
+  const { rows } = await pool.query<Device>(floorSql.devices, [[...new Set(users)]])
   return users.map((u) => rows.filter((d) => d.user_id === u))
 })
 
 const commit = batched(async (drafts: Array<{ draft: Draft; receipts: Array<Receipt> }>) => {
-  await pool.query(
-    `WITH n AS (
-       INSERT INTO floor_notifications (id, user_id, title, body, url)
-       SELECT id, $3, title, body, url FROM jsonb_to_recordset($1::jsonb) AS r(id text, title text, body text, url text))
-     INSERT INTO floor_receipts (id, item_id, device_id, message)
-     SELECT id, item_id, device_id, message FROM jsonb_to_recordset($2::jsonb) AS r(id text, item_id text, device_id text, message jsonb)`,
-    [JSON.stringify(drafts.map((d) => d.draft)), JSON.stringify(drafts.flatMap((d) => d.receipts)), userId]
-  )
+  await pool.query(floorSql.commit, [JSON.stringify(drafts.map((d) => d.draft)), JSON.stringify(drafts.flatMap((d) => d.receipts)), userId])
   return drafts.map(() => undefined)
 })
 
 const claim = batched(async (lists: Array<Array<string>>) => {
-  const { rows } = await pool.query<Receipt>(
-    `UPDATE floor_receipts SET status = 'sending', claimed_at = now(), attempts = attempts + 1
-     WHERE id = ANY($1::text[]) AND status = 'pending' RETURNING id, item_id, device_id, message`,
-    [lists.flat()]
-  )
+  const { rows } = await pool.query<Receipt>(floorSql.claim, [lists.flat()])
   const byId = new Map(rows.map((r) => [r.id, r]))
   return lists.map((ids) => ids.flatMap((id) => byId.get(id) ?? []))
 })
@@ -102,28 +72,19 @@ const claim = batched(async (lists: Array<Array<string>>) => {
 // The sandbox provider: it records what it would have sent.
 const deliver = batched(async (receipts: Array<Receipt>) => {
   const deliveries = receipts.map((r) => ({ id: `sbx_${randomUUID()}`, device_id: r.device_id, payload: r.message }))
-  await pool.query(
-    `INSERT INTO floor_deliveries (id, device_id, payload)
-     SELECT id, device_id, payload FROM jsonb_to_recordset($1::jsonb) AS d(id text, device_id text, payload jsonb)`,
-    [JSON.stringify(deliveries)]
-  )
+  await pool.query(floorSql.deliver, [JSON.stringify(deliveries)])
   return deliveries.map((d) => d.id)
 })
 
 const record = batched(async (answers: Array<{ id: string; providerId: string }>) => {
-  await pool.query(
-    `UPDATE floor_receipts r SET status = 'accepted', provider_id = v.provider_id, claimed_at = NULL
-     FROM jsonb_to_recordset($1::jsonb) AS v(id text, provider_id text)
-     WHERE r.id = v.id AND r.id = ANY($2::text[]) AND r.status = 'sending'`,
-    [JSON.stringify(answers.map((a) => ({ id: a.id, provider_id: a.providerId }))), answers.map((a) => a.id)]
-  )
+  await pool.query(floorSql.record, [JSON.stringify(answers.map((a) => ({ id: a.id, provider_id: a.providerId }))), answers.map((a) => a.id)])
   return answers.map(() => undefined)
 })
 
 const send = async (input: { title: string; body: string; url?: string }) => {
   const devices = await devicesOf(userId)
   const draft: Draft = { id: `anot_${randomUUID()}`, title: input.title, body: input.body, url: input.url ?? null }
-  const message = { aps: { alert: { title: draft.title, body: draft.body }, "thread-id": draft.id }, url: draft.url }
+  const message = floorMessage(draft)
   const receipts = devices.map((d) => ({ id: `rcp_${randomUUID()}`, item_id: draft.id, device_id: d.id, message }))
   await commit({ draft, receipts })
   const claimed = await claim(receipts.map((r) => r.id))

@@ -7,9 +7,10 @@
  *    Effect HttpApi server answering the same record (effect-floor.ts), the
  *    floor Herald's stack sets.
  * 2. `POST /api/agent/notifications` to an account with 3 sandbox devices vs a
- *    raw node:http JSON echo and a raw `pg` single-row INSERT loop, and vs the
- *    floor: the same durable pushes in raw node:http + raw pg
- *    (notifications-floor.ts), with CPU per notification of each. Target:
+ *    raw node:http JSON echo and a raw `pg` single-row INSERT loop, and vs two
+ *    floors doing the least work the durable outbox asks for (floor-sql.ts):
+ *    raw node:http + raw pg (notifications-floor.ts) and bare HttpApi +
+ *    sql-pg (notifications-effect-floor.ts), with CPU per notification. Target:
  *    ≥ 1,500 notifications/s with p99 < 50 ms, and every accepted
  *    notification's pushes at the sandbox within 2 s (lag p50/p99 printed).
  *
@@ -209,29 +210,34 @@ const main = async () => {
     }
     const echo: Request = { method: "POST", headers: { "content-type": "application/json" }, body }
 
-    // The floor: the least work the durable outbox asks for, in raw node:http + raw pg (notifications-floor.ts).
-    const floorServer = spawn(node, [path.join(import.meta.dirname, "notifications-floor.ts"), databaseUrl, "0"], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    children.push(floorServer)
-    const floorSendPort = await new Promise<number>((resolve) => floorServer.stdout.once("data", (d) => resolve(Number(String(d).trim()))))
-    const floorSendUrl = `http://127.0.0.1:${floorSendPort}/notifications`
-    const floorPost: Request = { ...post, headers: { ...post.headers, authorization: "Bearer floor-token" } }
-
-    await load(rawUrl, echo, 3)
-    await load(floorSendUrl, floorPost, 3)
-    await load(notificationsUrl, post, 3)
-    const echoResult = await load(rawUrl, echo)
-    const pgResult = await runJson("raw-pg.ts", [databaseUrl, String(DURATION), String(CONNECTIONS)])
+    // The floors: the least work the durable outbox asks for (floor-sql.ts), in raw node:http + raw pg
+    // (notifications-floor.ts) and on Herald's stack, bare HttpApi + sql-pg (notifications-effect-floor.ts).
+    // Each is loaded alone, then stopped; CPU is read from its process and its database backends.
     const backendsOf = (application: string) =>
       psql(databaseUrl, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = '${application}'`)
         .trim().split("\n").filter(Boolean).map(Number)
-    const floorBackends = backendsOf("herald-floor")
-    const floorDbBefore = cpuSecondsOf(floorBackends)
-    const { cpuMs: floorSendCpu, result: floorSendResult } = await cpuPer(floorServer.pid!, () => load(floorSendUrl, floorPost), (r) => r.total)
-    refuseErrors("notifications floor", floorSendResult)
-    const floorDbCpu = ((cpuSecondsOf(floorBackends) - floorDbBefore) * 1000) / Math.max(1, floorSendResult.total)
-    floorServer.kill("SIGTERM")
+    const floorPost: Request = { ...post, headers: { ...post.headers, authorization: "Bearer floor-token" } }
+    const measureFloor = async (script: string, application: string) => {
+      const server = spawn(node, [path.join(import.meta.dirname, script), databaseUrl, "0"], { stdio: ["ignore", "pipe", "inherit"] })
+      children.push(server)
+      const floorPort = await new Promise<number>((resolve) => server.stdout.once("data", (d) => resolve(Number(String(d).trim()))))
+      const url = `http://127.0.0.1:${floorPort}/notifications`
+      await load(url, floorPost, 3)
+      const floorBackends = backendsOf(application)
+      const dbBefore = cpuSecondsOf(floorBackends)
+      const { cpuMs, result } = await cpuPer(server.pid!, () => load(url, floorPost), (r) => r.total)
+      refuseErrors(script, result)
+      const dbMs = ((cpuSecondsOf(floorBackends) - dbBefore) * 1000) / Math.max(1, result.total)
+      server.kill("SIGTERM")
+      return { result, cpuMs, dbMs }
+    }
+
+    await load(rawUrl, echo, 3)
+    await load(notificationsUrl, post, 3)
+    const echoResult = await load(rawUrl, echo)
+    const pgResult = await runJson("raw-pg.ts", [databaseUrl, String(DURATION), String(CONNECTIONS)])
+    const rawFloor = await measureFloor("notifications-floor.ts", "herald-floor")
+    const effectFloor = await measureFloor("notifications-effect-floor.ts", "herald-effect-floor")
     psql(databaseUrl, "TRUNCATE push_sandbox_deliveries")
     const since = psql(databaseUrl, "SELECT now()").trim()
     // The database's share: the backends serving this database (the server's pool), measured over the same load.
@@ -262,15 +268,19 @@ const main = async () => {
     header()
     console.log(row("raw node:http (JSON echo)", echoResult))
     console.log(row("raw pg single-row INSERT loop", pgResult, "rows/s"))
-    console.log(row("floor: raw http + pg, the same durable pushes", floorSendResult))
+    console.log(row("floor: durable pushes, raw node:http + pg", rawFloor.result))
+    console.log(row("floor: durable pushes, bare HttpApi + sql-pg", effectFloor.result))
     console.log(row("herald POST /api/agent/notifications", sendResult))
     const vsHttp = sendResult.requestsPerSecond / echoResult.requestsPerSecond
     const vsPg = sendResult.requestsPerSecond / pgResult.requestsPerSecond
-    const vsFloor = sendResult.requestsPerSecond / floorSendResult.requestsPerSecond
-    console.log(`\nratio herald/raw http: ${vsHttp.toFixed(2)}   herald/raw pg insert: ${vsPg.toFixed(2)}   herald/floor: ${vsFloor.toFixed(2)}`)
+    const vsRawFloor = sendResult.requestsPerSecond / rawFloor.result.requestsPerSecond
+    const vsEffectFloor = sendResult.requestsPerSecond / effectFloor.result.requestsPerSecond
+    console.log(`\nratio herald/raw http: ${vsHttp.toFixed(2)}   herald/raw pg insert: ${vsPg.toFixed(2)}`)
+    console.log(`ratio herald/raw floor: ${vsRawFloor.toFixed(2)}   herald/HttpApi floor: ${vsEffectFloor.toFixed(2)}`)
     console.log(`pushes: ${accepted} accepted, ${notAccepted} not accepted; enqueue → sandbox lag p50 ${lagP50} ms, p99 ${lagP99} ms; ${late} later than 2 s`)
-    console.log(`CPU per notification (its pushes included): herald ${sendCpu.toFixed(3)} ms + PostgreSQL ${dbCpu.toFixed(3)} ms; ` +
-      `floor ${floorSendCpu.toFixed(3)} ms + PostgreSQL ${floorDbCpu.toFixed(3)} ms`)
+    const cpu = (name: string, server: number, db: number) => `${name} ${server.toFixed(3)} + PostgreSQL ${db.toFixed(3)} ms`
+    console.log(`CPU per notification (its pushes included): ${cpu("herald", sendCpu, dbCpu)}; ` +
+      `${cpu("raw floor", rawFloor.cpuMs, rawFloor.dbMs)}; ${cpu("HttpApi floor", effectFloor.cpuMs, effectFloor.dbMs)}`)
     if (reasons !== "") console.log(`not accepted: ${reasons.split("\n").join(", ")}`)
     console.log(`target: ≥ 1500 notifications/s (${sendResult.requestsPerSecond.toFixed(0)}), p99 < 50 ms (${sendResult.p99}), every push within 2 s (${late} late)`)
     results.push(sendResult.requestsPerSecond >= 1500 && sendResult.p99 < 50 && Number(late) === 0)

@@ -6,25 +6,20 @@
 import { ActivityPayloadTooLarge } from "@herald/api"
 import type { Interaction } from "@herald/api"
 import { Effect } from "effect"
+import { PAYLOAD_LIMIT, payloadBytes } from "../push/PushMessage.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
 
-/** APNs refuses live-activity payloads over 4 KB. */
-export const APNS_PAYLOAD_LIMIT = 4096
-
-/** The size APNs will see: the JSON payload in bytes. */
-export const payloadBytes = (message: PushMessage): number => Buffer.byteLength(JSON.stringify(message.apns))
-
 /**
- * Refuses a message APNs would refuse for its size, `what` naming it in the
+ * Refuses a message a provider would refuse for its size (APNs or FCM, as each counts it), `what` naming it in the
  * error ("start", "update"). `end` is the end the same props would make: it is
  * judged too (it can be the larger), so an activity accepted can always end.
  */
 export const checkPayloadSize = (message: PushMessage, what: string, end?: PushMessage): Effect.Effect<void, ActivityPayloadTooLarge> => {
   const bytes = Math.max(payloadBytes(message), end === undefined ? 0 : payloadBytes(end))
-  return bytes <= APNS_PAYLOAD_LIMIT ? Effect.void : Effect.fail(new ActivityPayloadTooLarge({
+  return bytes <= PAYLOAD_LIMIT ? Effect.void : Effect.fail(new ActivityPayloadTooLarge({
     error: `The ${what}'s push payload${end === undefined ? "" : " (or the end built from it)"} would be ${bytes} bytes; ` +
-      `APNs takes at most ${APNS_PAYLOAD_LIMIT}.`,
-    limit: APNS_PAYLOAD_LIMIT
+      `the providers take at most ${PAYLOAD_LIMIT}.`,
+    limit: PAYLOAD_LIMIT
   }))
 }
 
@@ -121,26 +116,29 @@ export const promptCardStart = (
     staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
   })
 
-// Timestamps as wide as they get (ten digits of seconds), for measuring.
-const WIDEST_SECONDS = 9_999_999_999
 
-/** What a provider counts: APNs the JSON payload, FCM the message; both refuse over 4 KB. */
-const providerBytes = (message: PushMessage) =>
-  Math.max(payloadBytes(message), Buffer.byteLength(JSON.stringify(message.fcm)))
+// Measured as wide as they get, so the start and the end of a card cut its text at the same place:
+// timestamps of ten digits, and the longest status a card shows ("approved", "canceled").
+const WIDEST_SECONDS = 9_999_999_999
+const WIDEST_STATUS = "canceled"
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
 
 /**
  * The props of a prompt's interactive card: what the lock screen shows and the
  * buttons' meaning. A prompt may be longer than a push can carry (4,000
  * characters, each escaped or several bytes): its `detail` then ends with "…"
- * where the start, the card's largest push, would pass 4 KB. The person reads
- * the whole prompt in the app; the action digest covers the whole prompt.
+ * where the start, the card's largest push, would pass 4 KB, cut between
+ * characters as a person sees them. The person reads the whole prompt in the
+ * app; the action digest covers the whole prompt.
  */
 export const promptCardState = (activityId: string, interaction: CardInteraction) => {
+  const widest = { ...interaction, status: WIDEST_STATUS } as const
   const fits = (detail: string) =>
-    providerBytes(promptCardStart(activityId, interaction, cardState(interaction, detail), WIDEST_SECONDS)) <= APNS_PAYLOAD_LIMIT
+    payloadBytes(promptCardStart(activityId, widest, cardState(widest, detail), WIDEST_SECONDS)) <= PAYLOAD_LIMIT
   if (fits(interaction.prompt)) return cardState(interaction, interaction.prompt)
   // The most characters that fit, by bisection (the title alone, at most 200 characters, always fits).
-  const chars = Array.from(interaction.prompt)
+  const chars = Array.from(graphemes.segment(interaction.prompt), (s) => s.segment)
   let kept = 0
   let over = chars.length
   while (over - kept > 1) {

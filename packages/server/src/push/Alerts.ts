@@ -4,6 +4,7 @@
  * alert's collapse id is what the withdraw command names, so the phone app can
  * remove exactly that push from the tray.
  */
+import { PAYLOAD_LIMIT, payloadBytes } from "./PushMessage.ts"
 import type { PushMessage } from "./PushMessage.ts"
 
 export interface AlertContent {
@@ -27,11 +28,6 @@ export interface AlertContent {
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
   Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== null))
 
-/** APNs refuses alert payloads over 4 KB, and FCM messages over 4 KB, for good. */
-export const ALERT_PAYLOAD_LIMIT = 4096
-
-const payloadBytes = (message: PushMessage) =>
-  Math.max(Buffer.byteLength(JSON.stringify(message.apns)), Buffer.byteLength(JSON.stringify(message.fcm)))
 
 /** The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters. */
 const clip = (text: string, bytes: number) => {
@@ -53,7 +49,7 @@ const clip = (text: string, bytes: number) => {
  */
 export const alertMessage = (alert: AlertContent): PushMessage => {
   const message = buildAlert(alert)
-  const over = payloadBytes(message) - ALERT_PAYLOAD_LIMIT
+  const over = payloadBytes(message) - PAYLOAD_LIMIT
   if (over <= 0) return message
   if (alert.imageUrl !== null) return alertMessage({ ...alert, imageUrl: null })
   if (alert.url !== null) return alertMessage({ ...alert, url: null })

@@ -47,6 +47,23 @@ export interface PushMessage {
   }
 }
 
+/** APNs and FCM both refuse, for good, a payload over 4 KB. */
+export const PAYLOAD_LIMIT = 4096
+
+/** The bytes APNs counts: its JSON payload. */
+export const apnsBytes = (message: PushMessage): number => Buffer.byteLength(JSON.stringify(message.apns))
+
+/** The bytes FCM counts: the notification's title and body, and the data's keys and values. */
+export const fcmBytes = (message: PushMessage): number => {
+  const { data, notification } = message.fcm
+  let bytes = notification === undefined ? 0 : Buffer.byteLength(notification.title) + Buffer.byteLength(notification.body)
+  for (const [key, value] of Object.entries(data ?? {})) bytes += Buffer.byteLength(key) + Buffer.byteLength(value)
+  return bytes
+}
+
+/** What the message weighs on the platform that counts more: within `PAYLOAD_LIMIT`, either provider takes it. */
+export const payloadBytes = (message: PushMessage): number => Math.max(apnsBytes(message), fcmBytes(message))
+
 /**
  * How a provider answered one push:
  * - `Accepted`: the provider took it; `providerId` is its id (`apns-id`, the FCM message name, `sbx_…`).

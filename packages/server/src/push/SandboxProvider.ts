@@ -9,15 +9,13 @@
  */
 import { Effect } from "effect"
 import { makeId } from "../lib/Ids.ts"
-import { Accepted, Rejected, Retry, toFcmMessage } from "./PushMessage.ts"
+import { Accepted, apnsBytes, fcmBytes, PAYLOAD_LIMIT, Rejected, Retry, toFcmMessage } from "./PushMessage.ts"
 import type { Provider, PushMessage, PushTarget } from "./PushMessage.ts"
 import { SandboxRepo } from "./SandboxRepo.ts"
 
 export const unregisteredPrefix = "unregistered-"
 export const unavailablePrefix = "unavailable-"
 
-/** APNs and FCM both refuse payloads over 4 KB. */
-const PROVIDER_PAYLOAD_LIMIT = 4096
 
 export const makeSandboxProvider = (platforms: ReadonlyArray<"ios" | "android">): Effect.Effect<Provider, never, SandboxRepo> =>
   Effect.gen(function*() {
@@ -26,8 +24,8 @@ export const makeSandboxProvider = (platforms: ReadonlyArray<"ios" | "android">)
     const send = Effect.fn("SandboxProvider.send")(function*(target: PushTarget, message: PushMessage) {
       if (target.token.startsWith(unregisteredPrefix)) return Rejected("Unregistered", { tokenInvalid: true })
       if (target.token.startsWith(unavailablePrefix)) return Retry("ServiceUnavailable")
-      const counted = target.platform === "ios" ? message.apns : message.fcm
-      if (Buffer.byteLength(JSON.stringify(counted)) > PROVIDER_PAYLOAD_LIMIT) return Rejected("PayloadTooLarge", { tokenInvalid: false })
+      const bytes = target.platform === "ios" ? apnsBytes(message) : fcmBytes(message)
+      if (bytes > PAYLOAD_LIMIT) return Rejected("PayloadTooLarge", { tokenInvalid: false })
       const payload = target.platform === "ios" ? message.apns : { ...toFcmMessage(target, message) }
       const id = yield* makeId("sbx")
       return yield* repo.insert({ id, deviceId: target.deviceId, pushType: message.pushType, priority: message.priority, payload }).pipe(

@@ -28,6 +28,8 @@ export interface RateLimitOutcome {
 export interface RateLimiterShape {
   /** Takes one request (and one send when `sends`) for the token at `now`, or refuses it whole. */
   readonly take: (tokenId: string, sends: boolean, now: number) => RateLimitOutcome
+  /** Takes one send only (an inbound delivery, keyed by its service); allowed whenever the send limit is off. */
+  readonly takeSend: (key: string, now: number) => RateLimitOutcome
   /** The token's budgets at `now`, without taking any; undefined for a limit that is off. */
   readonly peek: (tokenId: string, now: number) => { readonly requests: Decision | undefined; readonly sends: Decision | undefined }
 }
@@ -49,6 +51,12 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
     return { allowed: true, reported: tighter(overall, send) }
   }
 
+  const takeSend = (key: string, now: number): RateLimitOutcome => {
+    const send = sends?.check(key, now)
+    if (send?.allowed === true) sends!.commit(key, send.next)
+    return { allowed: send?.allowed !== false, reported: send }
+  }
+
   const peek = (tokenId: string, now: number) => ({
     requests: requests?.peek(tokenId, now),
     sends: sends?.peek(tokenId, now)
@@ -59,7 +67,7 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
     sends?.sweep(now)
   }
 
-  return { take, peek, sweep }
+  return { take, takeSend, peek, sweep }
 }
 
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("herald/RateLimiter") {
@@ -70,7 +78,7 @@ export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>(
       Effect.forever,
       Effect.forkScoped
     )
-    return RateLimiter.of({ take: limiter.take, peek: limiter.peek })
+    return RateLimiter.of({ take: limiter.take, takeSend: limiter.takeSend, peek: limiter.peek })
   }))
 
   static readonly layer = RateLimiter.layerNoDeps.pipe(Layer.provide(RateLimitConfig.layer))

@@ -118,7 +118,7 @@ export class Services extends Context.Service<Services, {
       const service = yield* repo.findByTokenHash(hashSecret(token))
       if (service === undefined) return yield* new NotFound({ error: "Unknown webhook." })
       // A URL leaked to a looping sender must not flood the database and the phones.
-      const { allowed, reported } = limiter.take(service.id, true, yield* Clock.currentTimeMillis)
+      const { allowed, reported } = limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
       if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
       const recipients = [service.userId]
       const devices = yield* repo.recipientDevices(recipients)

@@ -54,6 +54,17 @@ describe("the per-token limiter", () => {
     assert.strictEqual(read.reported?.limit, 10)
   })
 
+  it("takeSend (an inbound delivery) takes the send budget only, and passes when it is off", () => {
+    const limiter = makeRateLimiter({ requestsPerMinute: 1, sendsPerMinute: 2 })
+    assert.deepStrictEqual([limiter.takeSend("svc", 0).allowed, limiter.takeSend("svc", 0).allowed], [true, true])
+    const refused = limiter.takeSend("svc", 0)
+    assert.deepStrictEqual([refused.allowed, refused.reported?.limit], [false, 2])
+    assert.strictEqual(limiter.peek("svc", 0).requests?.remaining, 1)
+    const off = makeRateLimiter({ requestsPerMinute: 1, sendsPerMinute: 0 })
+    for (let i = 0; i < 100; i++) assert.isTrue(off.takeSend("svc", 0).allowed)
+    assert.isUndefined(off.takeSend("svc", 0).reported)
+  })
+
   it("a limit of 0 is off", () => {
     const limiter = makeRateLimiter({ requestsPerMinute: 0, sendsPerMinute: 0 })
     for (let i = 0; i < 1000; i++) assert.isTrue(limiter.take("tok", true, 0).allowed)

@@ -183,9 +183,13 @@ const request = (target: Vetted, headers: Record<string, string>, body: string) 
       res.on("close", done)
       res.on("error", done)
     })
-    req.on("error", (error) => resume(Effect.fail(error.message)))
+    // The error's code (ECONNREFUSED, a TLS failure…), never its message: that names the address connected to.
+    req.on("error", (error: NodeJS.ErrnoException) => resume(Effect.fail(connectionFailure(error))))
     req.end(body)
   })
+
+const connectionFailure = (error: NodeJS.ErrnoException) =>
+  error.code !== undefined ? `connection failed (${error.code})` : "connection failed"
 
 const sameHost = (from: URL, to: URL) =>
   from.hostname === to.hostname && from.port === to.port && !(from.protocol === "https:" && to.protocol === "http:")

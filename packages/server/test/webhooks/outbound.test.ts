@@ -8,7 +8,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { vi } from "vitest"
 import * as dns from "node:dns"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { checkUrl, post } from "../../src/webhooks/Outbound.ts"
@@ -127,7 +128,21 @@ describe("outbound webhook POST", () => {
       const result = yield* send(open, `http://nat64.example.test:${receiver.port}/hook`)
       expect(result._tag).toBe("Failed")
       expect(receiver.received).toEqual([])
-      expect(yield* Effect.flip(checkUrl(closed, `https://nat64.example.test:${receiver.port}/hook`))).toMatch(/loopback/)
+      const refused = yield* Effect.flip(checkUrl(closed, `https://nat64.example.test:${receiver.port}/hook`))
+      expect(refused).toMatch(/loopback/)
+      // Neither the refusal nor the failed connection tells the caller what the name resolved to.
+      for (const reason of [refused, reasonOf(result)]) {
+        expect(reason).not.toMatch(/64:ff9b|7f00|127\.0\.0\.1/)
+      }
+    }))
+
+  it.effect("a host lookup that never answers is refused after 5 s", () =>
+    Effect.gen(function*() {
+      const lookup = vi.spyOn(dns.promises, "lookup").mockImplementation((() => new Promise(() => {})) as never)
+      yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
+      const check = yield* Effect.forkChild(Effect.flip(checkUrl(closed, "https://black-hole.example.test/hook")))
+      yield* TestClock.adjust(Duration.seconds(5))
+      expect(yield* Fiber.join(check)).toBe("the host black-hole.example.test did not resolve within 5 s")
     }))
 
   it.effect("follows 307/308 on the same host with method and body kept, up to maxRedirects", () =>

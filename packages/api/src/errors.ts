@@ -193,10 +193,10 @@ export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("Un
   ...body("UnsupportedMediaType", "UNSUPPORTED_MEDIA_TYPE")
 }, { httpApiStatus: 415, description: "The body's content type is not accepted (`UNSUPPORTED_MEDIA_TYPE`)." }) {}
 
-/** 429: over a per-token per-minute limit; `Retry-After` and `RateLimit-*` headers say when. */
+/** 429: over a per-minute limit (a token's, or a webhook service's for its inbound URL); `Retry-After` and `RateLimit-*` headers say when. */
 export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
   ...body("RateLimited", "RATE_LIMITED")
-}, { httpApiStatus: 429, description: "Over a per-token rate limit (`RATE_LIMITED`)." }) {}
+}, { httpApiStatus: 429, description: "Over a rate limit: the token's, or the webhook service's (`RATE_LIMITED`)." }) {}
 
 /** 500: an unexpected failure; the body never carries a stack trace. */
 export class InternalError extends Schema.Error<InternalError>("InternalError")({

@@ -148,7 +148,8 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "five live activities (interactive prompt cards included): full devices count in `failed`; when every device " +
         "is full, 422 " +
         "`ACTIVITY_CAPACITY_EXCEEDED` (`limit: 5`). `props.title` is required; `progress` is 0..1; `layout` one of " +
-        "standard, ring, hero, terminal, steps. A payload over APNs' 4 KB (the start's, or the end's the props would make) " +
+        "standard, ring, hero, terminal, steps; other props (at most 30 in all) are any JSON nested at most 8 levels. " +
+        "A payload over the providers' 4 KB (APNs' or FCM's; the start's, or the end's the props would make) " +
         "answers 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. " +
         "Text over a layout's suggested visible-character budget is kept whole and reported in `budgetWarnings`. " +
         "`expiresInSeconds` 60–43200 (default 28800).\n\n" + ACTIVITY_TRANSITIONS,
@@ -175,7 +176,7 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "the activity's budget allows (4 per rolling minute, 20 per rolling hour), else priority 5 " +
         "(`budget_exhausted`); a milestone is never dropped or overtaken. iOS updates wait for the activity's " +
         "update token on that device (`readiness.awaitingUpdateToken`). Props whose update, or the end they would make, " +
-        "passes APNs' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. A prompt's card (`presentation: live_activity`) " +
+        "passes the providers' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. A prompt's card (`presentation: live_activity`) " +
         "changes only with its prompt: 409 `CONFLICT`.",
       scopes: ["activities:write"],
       sends: true

@@ -72,7 +72,8 @@ export class InteractionsGroup extends HttpApiGroup.make("interactions")
         "`presentation: live_activity` answers at once with `accepted: 0`, a `liveActivityId` and `queued` interactive " +
         "cards, one per device with `interactiveLiveActivitiesCapable` (none: 422 " +
         "`INTERACTIVE_LIVE_ACTIVITY_UNSUPPORTED`); each card counts toward the device's five concurrent live " +
-        "activities (all full: 422 `ACTIVITY_CAPACITY_EXCEEDED`).\n\n" +
+        "activities (all full: 422 `ACTIVITY_CAPACITY_EXCEEDED`). A prompt longer than a push can carry shows on the " +
+        "card and its alert cut with \"…\" (the prompt itself, and its `actionDigest`, stay whole).\n\n" +
         "When the prompt ends, one signed event goes to each subscribed, enabled reply webhook among `webhookId`, " +
         "the account default — deduplicated by endpoint. An unknown `webhookId` answers 404. " +
         "`Idempotency-Key` as for POST /notifications.",

@@ -60,7 +60,8 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
         "otherwise 404) and files the push in the inbox. Every device push is committed to a durable queue before the " +
         "answer; `accepted` counts the devices whose provider accepted during the request, the rest are retried in " +
         "the background (their receipts show in the inbox detail's `pushReceipts`). `bodyFormat: markdown` bodies are " +
-        "stored as given and previewed as plain text. `Idempotency-Key`: the same body within 24 h replays the first " +
+        "stored as given and previewed as plain text. `url` is any absolute URI but `javascript:`, `vbscript:`, " +
+        "`data:`, `file:`, `blob:` or `about:`; `imageUrl` is http(s). `Idempotency-Key`: the same body within 24 h replays the first " +
         "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
         "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.",
       scopes: ["notifications:send"],

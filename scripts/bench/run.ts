@@ -228,7 +228,11 @@ const main = async () => {
       const { cpuMs, result } = await cpuPer(server.pid!, () => load(url, floorPost), (r) => r.total)
       refuseErrors(script, result)
       const dbMs = ((cpuSecondsOf(floorBackends) - dbBefore) * 1000) / Math.max(1, result.total)
-      server.kill("SIGTERM")
+      // Gone before the next measurement starts.
+      await new Promise<void>((resolve) => {
+        server.once("exit", () => resolve())
+        server.kill("SIGTERM")
+      })
       return { result, cpuMs, dbMs }
     }
 

@@ -93,7 +93,9 @@ export class WithdrawFailed extends Schema.Error<WithdrawFailed>("WithdrawFailed
 
 /**
  * 409 `CONFLICT` (ARCHITECTURE's code for it): answering or canceling a prompt
- * that already left `pending` (the first answer wins).
+ * that already left `pending` (the first answer wins). The prompt routes' own
+ * name for `Conflict`: no operation declares both, so the code still tells
+ * every declared error apart.
  */
 export class InteractionNotPending extends Schema.Error<InteractionNotPending>("InteractionNotPending")({
   ...body("InteractionNotPending", "CONFLICT")

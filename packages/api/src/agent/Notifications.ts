@@ -7,7 +7,6 @@ import { agentOperation } from "../Operation.ts"
 import { NotificationRef } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
 
-
 /** A project an item is filed under: a caller-chosen name (the inbox groups by it). */
 export const ProjectId = Schema.String.check(
   Schema.isPattern(/^[0-9A-Za-z][0-9A-Za-z._:-]{0,99}$/),

@@ -116,7 +116,6 @@ export const promptCardStart = (
     staleDate: Math.floor(Date.parse(interaction.expiresAt) / 1000)
   })
 
-
 // Measured as wide as they get, so the start and the end of a card cut its text at the same place:
 // timestamps of ten digits, and the longest status a card shows ("approved", "canceled").
 const WIDEST_SECONDS = 9_999_999_999

@@ -28,7 +28,6 @@ export interface AlertContent {
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
   Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== null))
 
-
 /** The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters. */
 const clip = (text: string, bytes: number) => {
   let out = ""

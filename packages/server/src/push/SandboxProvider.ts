@@ -16,7 +16,6 @@ import { SandboxRepo } from "./SandboxRepo.ts"
 export const unregisteredPrefix = "unregistered-"
 export const unavailablePrefix = "unavailable-"
 
-
 export const makeSandboxProvider = (platforms: ReadonlyArray<"ios" | "android">): Effect.Effect<Provider, never, SandboxRepo> =>
   Effect.gen(function*() {
     const repo = yield* SandboxRepo

@@ -32,7 +32,6 @@ const notFound = new NotFound({ error: "Service not found." })
 /** An inbound delivery over its service's send budget (the per-token send limit, counted per service). */
 export class DeliveryThrottled extends Data.TaggedError("DeliveryThrottled")<{ readonly decision: Decision }> {}
 
-
 export class Services extends Context.Service<Services, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
   readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound | LimitReached>

@@ -218,8 +218,12 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       yield* agent.app.activities.updateToken({ params: { id: activity.id }, payload: { deviceId: iphone.id, token: "upd-crash" } })
       const deliveries = yield* eventually(sent(agent, iphone.id), (s) => s.length === 2)
       assert.deepStrictEqual(deliveries.map((s) => [s.event, s.state.progress]), [["start", 0], ["update", 0.6]])
-      const ops = yield* sql<{ seq: number; status: string }>`
-        SELECT seq, status FROM live_activity_operations WHERE activity_id = ${activity.id} AND op = 'update' ORDER BY seq`
+      // The provider's answer is recorded just after the sandbox has the push.
+      const ops = yield* eventually(
+        sql<{ seq: number; status: string }>`
+          SELECT seq, status FROM live_activity_operations WHERE activity_id = ${activity.id} AND op = 'update' ORDER BY seq`,
+        (rows) => rows[1]?.status !== "sending"
+      )
       assert.deepStrictEqual(ops.map((o) => o.status), ["unknown", "accepted"])
     }))
 

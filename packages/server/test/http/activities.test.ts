@@ -112,9 +112,9 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       assert.deepStrictEqual([u3.accepted, u3.queued, u3.superseded], [0, 1, 1])
       const deliveries = yield* eventually(sent(agent, pixel.id), (s) => s.length === 3)
       assert.deepStrictEqual(deliveries.map((s) => [s.event, s.state.progress]), [["start", 0], ["update", 0.2], ["update", 0.6]])
-      const after = yield* agent.client.activities.get({ params: { identifier: activity.id } })
+      // Ready again once the last answer is recorded (just after the sandbox has the push).
+      const after = yield* eventually(agent.client.activities.get({ params: { identifier: activity.id } }), (a) => a.readiness.ready === 1)
       assert.strictEqual(after.sequence, 4)
-      assert.strictEqual(after.readiness.ready, 1)
     }))
 
   it.effect("milestones go at once at priority 10, never superseded; past the budget they fall back to priority 5", () =>

@@ -63,8 +63,8 @@ describe("reply event delivery across a crash", () => {
         .digest("base64")
       assert.strictEqual(resent!.headers["webhook-signature"], `v1,${signature}`)
       const after = yield* clients(second.baseUrl, session.token, token.secret)
-      const read = yield* after.agent.webhooks.get({ params: { id: webhook.id } })
-      assert.strictEqual(read.deliveries[0]?.status, "delivered")
+      // Recorded once the receiver's answer is in, just after the test has seen the request.
+      const read = yield* eventually(after.agent.webhooks.get({ params: { id: webhook.id } }), (w) => w.deliveries[0]?.status === "delivered")
       assert.strictEqual(read.deliveries[0]?.id, cut!.headers["webhook-id"])
     })), { timeout: 120_000 })
 })

@@ -201,10 +201,16 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     }
 
     // `r.id = ANY(…)` lets the planner find the rows by key (it cannot size the record set).
+    // A push to retry whose device was removed while it was at the provider will never go:
+    // it ends as the removal would have ended it.
     const recordNow = (results: ReadonlyArray<Result>) =>
       results.length === 0 ? Effect.void : sql`
         UPDATE push_receipts AS r SET
-          status = v.status, provider_id = v."providerId", error_code = v."errorCode",
+          status = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                   THEN 'error' ELSE v.status END,
+          error_code = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                       THEN 'DeviceRemoved' ELSE v."errorCode" END,
+          provider_id = v."providerId",
           checked_at = now(), claimed_at = NULL, claimed_by = NULL,
           next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
         FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)

@@ -4,13 +4,15 @@
  * tokens, and claims a crashed process left behind (never sent again).
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer } from "effect"
+import { ConfigProvider, Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
 import { alertMessage } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import type { NewPush } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
+import { Retry } from "../../src/push/PushMessage.ts"
+import type { Provider } from "../../src/push/PushMessage.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
@@ -196,5 +198,41 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       )
       const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM push_receipts WHERE item_id = ${itemId}`
       assert.strictEqual(rows[0]!.n, 0)
+    }))
+})
+
+// A provider that holds each push until the test lets it go, then answers "try again later".
+let heldCalls = 0
+let releaseHeld: () => void = () => {}
+const held: Provider = {
+  name: "sandbox",
+  description: "held",
+  send: () =>
+    Effect.suspend(() => {
+      heldCalls++
+      return Effect.promise(() => new Promise<void>((resolve) => (releaseHeld = resolve))).pipe(Effect.as(Retry("ServiceUnavailable")))
+    })
+}
+
+const HeldLayer = Outbox.layerNoDeps.pipe(
+  Layer.provideMerge(PushGateway.layerFromRoutes({ ios: held, android: held })),
+  Layer.provide(TestConfig),
+  Layer.provideMerge(TestDatabase)
+)
+
+layer(HeldLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox, a device removed mid-send", (it) => {
+  it.effect("a push to retry whose device was removed while it was at the provider ends as DeviceRemoved", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* Outbox
+      const phone = yield* device("held-")
+      const [id] = yield* outbox.enqueue([push(phone)], { sendNow: true })
+      const sending = yield* Effect.forkChild(outbox.sendNow([id!]))
+      yield* eventually(Effect.sync(() => heldCalls), (n) => n === 1)
+      yield* sql`DELETE FROM devices WHERE id = ${phone}`
+      releaseHeld()
+      yield* Fiber.join(sending)
+      const row = yield* eventually(receipt(id!), (r) => r.status !== "sending")
+      assert.deepStrictEqual([row.status, row.errorCode], ["error", "DeviceRemoved"])
     }))
 })

@@ -228,11 +228,17 @@ const main = async () => {
       const { cpuMs, result } = await cpuPer(server.pid!, () => load(url, floorPost), (r) => r.total)
       refuseErrors(script, result)
       const dbMs = ((cpuSecondsOf(floorBackends) - dbBefore) * 1000) / Math.max(1, result.total)
-      // Gone before the next measurement starts.
-      await new Promise<void>((resolve) => {
-        server.once("exit", () => resolve())
-        server.kill("SIGTERM")
-      })
+      // Gone before the next measurement starts (killed outright if it lingers).
+      if (server.exitCode === null && server.signalCode === null) {
+        await new Promise<void>((resolve) => {
+          const lingering = setTimeout(() => server.kill("SIGKILL"), 5_000)
+          server.once("exit", () => {
+            clearTimeout(lingering)
+            resolve()
+          })
+          server.kill("SIGTERM")
+        })
+      }
       return { result, cpuMs, dbMs }
     }
 

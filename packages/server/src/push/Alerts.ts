@@ -28,14 +28,16 @@ export interface AlertContent {
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
   Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== null))
 
-/** The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters. */
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
+
+/** The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters as a person sees them. */
 const clip = (text: string, bytes: number) => {
   let out = ""
   let used = 0
-  for (const char of text) {
-    used += Buffer.byteLength(char)
+  for (const { segment } of graphemes.segment(text)) {
+    used += Buffer.byteLength(segment)
     if (used > bytes) break
-    out += char
+    out += segment
   }
   return out
 }

@@ -161,6 +161,31 @@ layer(TestLayer, { timeout: "60 seconds" })("sandbox provider", (it) => {
       assert.deepStrictEqual(yield* repo.listForDevice(t.deviceId), [])
     }))
 
+  it.effect("refuses for good a payload over 4 KB, as APNs and FCM count it, leaving the device alone", () =>
+    Effect.gen(function*() {
+      const gateway = yield* PushGateway
+      const repo = yield* SandboxRepo
+      const fits = (text: string): PushMessage => ({
+        ...alert,
+        apns: { aps: { alert: { title: "t", body: text } } },
+        fcm: { notification: { title: "t", body: text } }
+      })
+      const limit = (platform: "ios" | "android") =>
+        platform === "ios" ? 4096 - Buffer.byteLength(JSON.stringify(fits("").apns)) : 4096 - Buffer.byteLength(JSON.stringify(fits("").fcm))
+      for (const platform of ["ios", "android"] as const) {
+        const t = target(platform, `big-${platform}`)
+        yield* insertDevice({ id: t.deviceId, platform, token: t.token })
+        assert.deepStrictEqual(yield* gateway.send(t, fits("x".repeat(limit(platform) + 1))), {
+          _tag: "Rejected",
+          reason: "PayloadTooLarge",
+          tokenInvalid: false
+        })
+        assert.strictEqual((yield* gateway.send(t, fits("x".repeat(limit(platform)))))._tag, "Accepted")
+        assert.strictEqual(yield* deviceActive(t.deviceId), true)
+        assert.strictEqual((yield* repo.listForDevice(t.deviceId)).length, 1)
+      }
+    }))
+
   it.effect("counts sends by provider and outcome", () =>
     Effect.gen(function*() {
       const gateway = yield* PushGateway

@@ -30,7 +30,7 @@ const PropValue = Schema.Unknown.check(Schema.makeFilter((value: unknown) => nes
   expected: `a value nested at most ${MAX_PROP_DEPTH} levels deep`
 }))
 
-/** The named props, checked; further keys pass through to the app (at most 20 of them). */
+/** The named props, checked; further keys pass through to the app (at most 30 props in all). */
 const propFields = {
   subtitle: Text(200),
   status: Text(200),
@@ -174,7 +174,7 @@ export class ActivitiesGroup extends HttpApiGroup.make("activities")
         "Routine updates go at APNs priority 5 (`routine`), at most one per device per second: an unsent routine " +
         "snapshot is replaced by a newer one (`superseded`). `priority: high` is a milestone at priority 10 while " +
         "the activity's budget allows (4 per rolling minute, 20 per rolling hour), else priority 5 " +
-        "(`budget_exhausted`); a milestone is never dropped or overtaken. iOS updates wait for the activity's " +
+        "(`budget_exhausted`); a granted milestone is never dropped or overtaken. iOS updates wait for the activity's " +
         "update token on that device (`readiness.awaitingUpdateToken`). Props whose update, or the end they would make, " +
         "passes the providers' 4 KB answer 400 `ACTIVITY_PAYLOAD_TOO_LARGE`. A prompt's card (`presentation: live_activity`) " +
         "changes only with its prompt: 409 `CONFLICT`.",

@@ -4,12 +4,10 @@
  * no authentication, no logging and no metrics. Herald's auth status measured
  * against it shows what Herald's own layers cost over the stack it is built on.
  */
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { TokenStatus, TokenStatusToken } from "@herald/api"
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { createServer } from "node:http"
+import { bareServer, runPrintingPort } from "./bareServer.ts"
 
 const Api = HttpApi.make("floor").add(
   HttpApiGroup.make("auth").add(HttpApiEndpoint.get("status", "/status", { success: TokenStatus }))
@@ -32,13 +30,4 @@ const status = new TokenStatus({
 const Handlers = HttpApiBuilder.group(Api, "auth", (handlers) => handlers.handle("status", () => Effect.succeed(status)))
 
 const port = Number(process.argv[2] ?? 0)
-const Main = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port, host: "127.0.0.1" }))
-)
-
-NodeRuntime.runMain(Effect.gen(function*() {
-  const server = yield* HttpServer.HttpServer
-  const address = server.address
-  process.stdout.write(`${address._tag === "UnixPathAddress" ? port : address.port}\n`)
-  return yield* Effect.never
-}).pipe(Effect.provide(Main)))
+runPrintingPort(bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port), port)

@@ -8,16 +8,14 @@
  *
  * argv: databaseUrl port (0 = any); prints the port, then serves.
  */
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:http"
 import { batched } from "../../packages/server/src/db/Batching.ts"
+import { bareServer, runPrintingPort } from "./bareServer.ts"
 import { floorMessage, floorSetup, floorSql, floorToken, floorUserId } from "./floor-sql.ts"
 
 const Created = Schema.Struct({
@@ -96,15 +94,10 @@ const Handlers = HttpApiBuilder.group(Api, "notifications", Effect.fn(function*(
 
 const [url, portArg] = process.argv.slice(2)
 const port = Number(portArg ?? 0)
-const Main = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port, host: "127.0.0.1" })),
-  // The same pool as Herald's in the bench (10), kept open.
-  Layer.provide(PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName: "herald-effect-floor" }))
+runPrintingPort(
+  bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port).pipe(
+    // The same pool as Herald's in the bench (10).
+    Layer.provide(PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName: "herald-effect-floor" }))
+  ),
+  port
 )
-
-NodeRuntime.runMain(Effect.gen(function*() {
-  const server = yield* HttpServer.HttpServer
-  const address = server.address
-  process.stdout.write(`${address._tag === "UnixPathAddress" ? port : address.port}\n`)
-  return yield* Effect.never
-}).pipe(Effect.provide(Main)))

@@ -20,7 +20,7 @@
  * a persisted `DeliverAt` message.
  */
 import { ActivityEnded, ActivityPayloadTooLarge, PriorityReason } from "@herald/api"
-import { Clock, DateTime, Duration, Effect, Fiber, PrimaryKey, Random, Schema, Semaphore } from "effect"
+import { Clock, DateTime, Duration, Effect, Fiber, Metric, PrimaryKey, Random, Schema, Semaphore } from "effect"
 import { ClusterSchema, DeliverAt, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
@@ -31,11 +31,17 @@ import { liveGrants, milestoneAllowed } from "./Budget.ts"
 import { checkPayloadSize, endMessage, liveActivityMessage } from "./Cards.ts"
 import { DevicePacing } from "./DevicePacing.ts"
 import { nextSlot, pacedUntil } from "./Pacing.ts"
-import { ActivitiesRepo, operationId } from "./Repo.ts"
+import { ActivitiesRepo } from "./Repo.ts"
 import type { ActivityHead, QueuedOperation } from "./Repo.ts"
 
 /** Attempts per operation before it fails for good. */
 const MAX_ATTEMPTS = 8
+
+/** Unsent routine snapshots replaced by newer ones: how much pacing saved the devices (and the providers). */
+const supersededTotal = Metric.counter("herald_live_activity_superseded_total", {
+  description: "Unsent routine live-activity snapshots superseded by newer ones.",
+  incremental: true
+})
 
 export class ActivityExpireAt extends Schema.Class<ActivityExpireAt>("herald/ActivityExpireAt")({
   expiresAtMillis: Schema.Number
@@ -296,7 +302,6 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           const queued = yield* repo.enqueueUpdate({
             activityId: id,
             expectedSequence: current.sequence,
-            props,
             priority: apnsPriority,
             reason,
             grants: milestoneGrants,
@@ -304,12 +309,13 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
           })
           // Changed elsewhere since it was read: read it again.
           if (queued === undefined) continue
+          if (queued.superseded > 0) yield* Metric.update(supersededTotal, queued.superseded)
           head = { ...current, props, sequence: queued.sequence, milestoneGrants }
           const results: Sent = apnsPriority === 5 && (yield* wakeForPaced(queued.deviceIds, now)) ? new Map() : yield* flushLocked
           let accepted = 0
           let failed = 0
-          for (const deviceId of queued.deviceIds) {
-            const result = results.get(operationId(id, deviceId, queued.sequence))
+          for (const opId of queued.operationIds) {
+            const result = results.get(opId)
             if (result === "accepted") accepted++
             if (result === "failed") failed++
           }
@@ -331,6 +337,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const result = yield* repo.end(id, (activityId, props) => endMessage(activityId, props, now))
       if (result === undefined) return yield* ended
+      if (result.superseded > 0) yield* Metric.update(supersededTotal, result.superseded)
       yield* flushLocked
       return yield* outcome(result.sequence, 10, "end", result.superseded)
     })

@@ -30,7 +30,7 @@ export interface NewActivity {
 }
 
 /** An operation's id: one per activity, device and sequence (the update statement builds the same in SQL). */
-export const operationId = (activityId: string, deviceId: string, seq: number) => `${activityId}_${deviceId}_${seq}`
+const operationId = (activityId: string, deviceId: string, seq: number) => `${activityId}_${deviceId}_${seq}`
 
 /** The next operation of one device, with what sending it needs. */
 export interface QueuedOperation {
@@ -71,11 +71,14 @@ export type StartResult =
 /** A concurrent start took the key first; the caller's transaction must roll back. */
 export class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
-/** A routine update or milestone, written only if the activity is still at `expectedSequence` and live. */
+/**
+ * A routine update or milestone, written only if the activity is still at
+ * `expectedSequence` and live. The activity's new props are the payload's
+ * `content-state`.
+ */
 export interface UpdateWrite {
   readonly activityId: string
   readonly expectedSequence: number
-  readonly props: Readonly<Record<string, unknown>>
   readonly priority: 5 | 10
   readonly reason: PriorityReason
   readonly grants: ReadonlyArray<number>
@@ -87,6 +90,8 @@ export interface QueuedUpdate {
   readonly superseded: number
   /** The devices the update was queued for. */
   readonly deviceIds: ReadonlyArray<string>
+  /** Each one's operation (in the order of `deviceIds`): new, or the unsent snapshot it took the place of. */
+  readonly operationIds: ReadonlyArray<string>
 }
 
 /** An activity's end push, from its last props. */
@@ -141,8 +146,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly head: (activityId: string) => Effect.Effect<ActivityHead | undefined>
   /**
    * Queues an update for every device showing (or about to show) the
-   * activity. A routine one supersedes the device's unsent routine updates
-   * queued after its last milestone, start or end (those are barriers).
+   * activity. A routine one takes the place of the device's unsent routine
+   * snapshot when that is the newest thing it has queued; any update
+   * supersedes the unsent routine ones queued after the device's last
+   * milestone, start or end (those are barriers).
    * None when the activity moved past `expectedSequence` or ended. One
    * statement; concurrent activities' updates share it.
    */
@@ -390,39 +397,64 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
-    // One update per activity in a batch: the activity's actor serializes its updates.
+    // One update per activity in a batch: the activity's actor serializes its updates. The props
+    // travel once, inside the payload (its `content-state`).
     const enqueueUpdates = batched((writes: Arr.NonEmptyReadonlyArray<UpdateWrite>) =>
-      sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string> }>`
+      sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string>; operationIds: ReadonlyArray<string> }>`
         WITH i AS (
           SELECT * FROM jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) AS i(
-            "activityId" text, "expectedSequence" int, props jsonb, priority int, reason text, grants jsonb, payload jsonb)
+            "activityId" text, "expectedSequence" int, priority int, reason text, grants jsonb, payload jsonb)
         ), a AS (
-          UPDATE live_activities la SET props = i.props, sequence = la.sequence + 1, updated_at = now(),
-            milestone_grants = ARRAY(SELECT jsonb_array_elements_text(i.grants)::bigint)
+          UPDATE live_activities la SET props = i.payload->'apns'->'aps'->'content-state', sequence = la.sequence + 1,
+            updated_at = now(), milestone_grants = ARRAY(SELECT jsonb_array_elements_text(i.grants)::bigint)
           FROM i
           WHERE la.id = i."activityId" AND la.id = ANY(${writes.map((w) => w.activityId)}::text[]) AND la.sequence = i."expectedSequence" AND la.status NOT IN ('ended', 'expired', 'failed')
           RETURNING la.id, la.sequence, i.priority, i.reason, i.payload
+        ), t AS (
+          SELECT a.*, t.device_id,
+            -- The device's newest unfinished operation.
+            (SELECT b.id FROM live_activity_operations b WHERE b.activity_id = a.id AND b.device_id = t.device_id
+               AND b.status IN ('queued', 'sending') ORDER BY b.seq DESC LIMIT 1) AS newest
+          FROM a JOIN live_activity_targets t ON t.activity_id = a.id AND t.status IN ('queued', 'active')
+        ), rep AS (
+          -- A routine update takes the place of the device's unsent routine snapshot when that is the
+          -- newest thing queued: the queue stays one snapshot long and its order is kept (the row keeps
+          -- its place and its created_at, which the update-token wait counts from).
+          UPDATE live_activity_operations o SET payload = t.payload, priority_reason = t.reason,
+            attempts = 0, next_attempt_at = now(), error_code = NULL
+          FROM t
+          WHERE t.priority = 5 AND o.id = t.newest AND o.status = 'queued' AND o.op = 'update'
+            AND o.priority_reason IN ('routine', 'budget_exhausted')
+          RETURNING o.id, o.activity_id, o.device_id
         ), ins AS (
           INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
-          SELECT a.id || '_' || t.device_id || '_' || a.sequence, a.id, t.device_id, a.sequence, 'update', a.priority, a.reason, a.payload
-          FROM a JOIN live_activity_targets t ON t.activity_id = a.id AND t.status IN ('queued', 'active')
-          RETURNING activity_id, device_id
+          SELECT t.id || '_' || t.device_id || '_' || t.sequence, t.id, t.device_id, t.sequence, 'update', t.priority, t.reason, t.payload
+          FROM t WHERE NOT EXISTS (SELECT 1 FROM rep WHERE rep.activity_id = t.id AND rep.device_id = t.device_id)
+          RETURNING id, activity_id, device_id
         ), sup AS (
           -- Any newer snapshot (a milestone too) replaces the unsent routine ones after the device's last barrier.
           UPDATE live_activity_operations o SET status = 'superseded'
           FROM a
           WHERE o.activity_id = a.id AND ${supersedable(sql`a.sequence`)}
+            AND NOT EXISTS (SELECT 1 FROM rep WHERE rep.id = o.id)
           RETURNING o.activity_id
+        ), queued AS (
+          SELECT id, activity_id, device_id, true AS replaced FROM rep
+          UNION ALL SELECT id, activity_id, device_id, false FROM ins
         )
         SELECT a.id, a.sequence,
-          (SELECT count(*)::int FROM sup WHERE sup.activity_id = a.id) AS superseded,
-          ARRAY(SELECT ins.device_id FROM ins WHERE ins.activity_id = a.id ORDER BY ins.device_id) AS device_ids
+          (SELECT count(*)::int FROM sup WHERE sup.activity_id = a.id)
+            + (SELECT count(*)::int FROM queued q WHERE q.activity_id = a.id AND q.replaced) AS superseded,
+          ARRAY(SELECT q.device_id FROM queued q WHERE q.activity_id = a.id ORDER BY q.device_id) AS device_ids,
+          ARRAY(SELECT q.id FROM queued q WHERE q.activity_id = a.id ORDER BY q.device_id) AS operation_ids
         FROM a`.pipe(
         Effect.map((rows) => {
           const byId = new Map(rows.map((r) => [r.id, r]))
           return writes.map((w): QueuedUpdate | undefined => {
             const r = byId.get(w.activityId)
-            return r === undefined ? undefined : { sequence: r.sequence, superseded: r.superseded, deviceIds: r.deviceIds }
+            return r === undefined
+              ? undefined
+              : { sequence: r.sequence, superseded: r.superseded, deviceIds: r.deviceIds, operationIds: r.operationIds }
           })
         }),
         Effect.orDie

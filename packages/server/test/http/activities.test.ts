@@ -110,6 +110,12 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       assert.deepStrictEqual([u2.accepted, u2.queued, u2.superseded], [0, 1, 0])
       const u3 = yield* update(0.6)
       assert.deepStrictEqual([u3.accepted, u3.queued, u3.superseded], [0, 1, 1])
+      // The newer snapshot took the older one's place: the stored queue does not grow with the updates.
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ status: string }>`
+        SELECT status FROM live_activity_operations WHERE activity_id = ${activity.id} AND op = 'update' ORDER BY seq`
+      assert.strictEqual(rows.length, 2)
+      assert.isFalse(rows.some((r) => r.status === "superseded"))
       const deliveries = yield* eventually(sent(agent, pixel.id), (s) => s.length === 3)
       assert.deepStrictEqual(deliveries.map((s) => [s.event, s.state.progress]), [["start", 0], ["update", 0.2], ["update", 0.6]])
       // Ready again once the last answer is recorded (just after the sandbox has the push).

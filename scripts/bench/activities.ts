@@ -2,16 +2,20 @@
  * The live-activities part of `npm run bench`, against a running Herald:
  * 200 concurrent activities, each on its own two devices (an iPhone with its
  * update token, an Android phone), each receiving 10 routine updates a second
- * for 20 s (one in flight per activity; the load from a second process,
- * activity-load.ts). Printed: update requests per
- * second and their latency, provider-accepted updates per second, superseded
- * snapshots, the most operations queued at once, event-loop delay p99 (the
- * server's own /metrics), the server's and the database's CPU time per
- * update request, and memory per activity.
+ * for 20 s after a 5 s warm-up at the same rate (one in flight per activity;
+ * the load from a second process, activity-load.ts). Printed: update requests
+ * per second and their latency, provider-accepted updates per second,
+ * superseded snapshots, the most operations queued at once, event-loop delay
+ * p99 (the server's own /metrics), the server's and the database's CPU time
+ * per update request, and memory per activity; then the same load against the
+ * stack's floor (activities-effect-floor.ts).
  * Target: the server keeps up (takes at least 90 % of the offered updates,
  * queued work never beyond one snapshot per device per activity) with
  * event-loop delay p99 under 50 ms.
  */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { createInterface } from "node:readline"
 import pg from "pg"
 import { cpuSeconds, cpuSecondsOf } from "./cpu.ts"
 import { json, runJson } from "./support.ts"
@@ -26,7 +30,22 @@ interface Context {
 
 const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
 const SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? 20)
+const WARMUP_SECONDS = 5
 const RATE = 10
+
+/** activity-load.ts's arguments: where, as whom, for how long, which activities. */
+const loadArgs = (baseUrl: string, secret: string, ids: ReadonlyArray<string>, seconds: number) =>
+  [baseUrl, secret, String(seconds), String(RATE), ...ids]
+
+const count = async (db: pg.Client, query: string) => (await db.query(query)).rows[0].n as number
+const queuedNow = (db: pg.Client) =>
+  count(db, "SELECT count(*)::int AS n FROM live_activity_operations WHERE status IN ('queued', 'sending')")
+const acceptedUpdates = (db: pg.Client) =>
+  count(db, "SELECT count(*)::int AS n FROM live_activity_operations WHERE op = 'update' AND status = 'accepted'")
+const floorDeliveries = (db: pg.Client) => count(db, "SELECT count(*)::int AS n FROM fa_deliveries")
+const backendsOf = async (db: pg.Client, application: string) =>
+  (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [application]))
+    .rows.map((r) => r.pid as number)
 
 const inBatches = async <A>(n: number, size: number, f: (i: number) => Promise<A>) => {
   const out: Array<A> = []
@@ -87,54 +106,94 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
     return id
   })
 
+  // A warm-up at the offered rate (connections opened, code optimised), then the measured load.
+  await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities, WARMUP_SECONDS))
+
   // Sample the server's own event-loop delay and the queue depth while loading.
   const loopP99: Array<number> = []
   let maxQueued = 0
   const sampler = setInterval(async () => {
     const text = await (await fetch(`${baseUrl}/metrics`)).text()
     loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
-    const queued = await db.query("SELECT count(*)::int AS n FROM live_activity_operations WHERE status IN ('queued', 'sending')")
-    maxQueued = Math.max(maxQueued, queued.rows[0].n)
+    maxQueued = Math.max(maxQueued, await queuedNow(db))
   }, 1000)
 
   // The database's share: its backends serving this database (the server's pool) over the load.
-  const backends = (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))
-    .rows.map((r) => r.pid as number)
+  const backends = await backendsOf(db, "herald")
+  const acceptedBefore = await acceptedUpdates(db)
   const cpuBefore = { server: cpuSeconds(pid), database: cpuSecondsOf(backends) }
-  const load = await runJson("activity-load.ts", [baseUrl, token.secret as string, String(SECONDS), String(RATE), ...activities])
-  const loadSeconds = SECONDS
-  const cpu = {
-    server: cpuSeconds(pid) - cpuBefore.server,
-    database: cpuSecondsOf(backends) - cpuBefore.database
-  }
+  const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities, SECONDS))
+  const cpu = { server: cpuSeconds(pid) - cpuBefore.server, database: cpuSecondsOf(backends) - cpuBefore.database }
+  const accepted = (await acceptedUpdates(db)) - acceptedBefore
   clearInterval(sampler)
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
-
-  const counts = await db.query(`
-    SELECT count(*) FILTER (WHERE op = 'update' AND status = 'accepted')::int AS accepted,
-           count(*) FILTER (WHERE status IN ('queued', 'sending'))::int AS queued
-    FROM live_activity_operations`)
-  await db.end()
-  const { accepted, queued: stillQueued } = counts.rows[0] as { accepted: number; queued: number }
+  const stillQueued = await queuedNow(db)
   // Replaced in place, a superseded snapshot leaves no row: the server counts them.
   const superseded = metric(after, "herald_live_activity_superseded_total") - metric(before, "herald_live_activity_superseded_total")
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
+  const floor = await measureFloor(databaseUrl, db)
+  await db.end()
+
   const worstLoop = Math.max(0, ...loopP99)
   const limit = ACTIVITIES * 2
-
-  console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s\n`)
   const errors = load.non2xx + load.errors + load.timeouts
-  console.log(`update requests: ${(load.total / loadSeconds).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
-  console.log(`CPU per update request: server ${(cpu.server * 1000 / load.total).toFixed(2)} ms (${(cpu.server / loadSeconds * 100).toFixed(0)} % of a core), ` +
-    `PostgreSQL ${(cpu.database * 1000 / load.total).toFixed(2)} ms (${(cpu.database / loadSeconds * 100).toFixed(0)} % of a core; deliveries included)`)
-  console.log(`device updates accepted by the provider: ${(accepted / loadSeconds).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
+  console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up\n`)
+  console.log(`update requests: ${(load.total / SECONDS).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
+  console.log(`CPU per update request: server ${(cpu.server * 1000 / load.total).toFixed(2)} ms (${(cpu.server / SECONDS * 100).toFixed(0)} % of a core), ` +
+    `PostgreSQL ${(cpu.database * 1000 / load.total).toFixed(2)} ms (${(cpu.database / SECONDS * 100).toFixed(0)} % of a core; deliveries included)`)
+  console.log(`device updates accepted by the provider: ${(accepted / SECONDS).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
-  console.log(`event-loop delay p99 (server, 1 s samples): worst ${worstLoop.toFixed(1)} ms; server heap growth over the run ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB per activity (its actor and not yet collected garbage: GC timing shows)`)
+  console.log(`event-loop delay p99 (server, 5 s windows read each second): worst ${worstLoop.toFixed(1)} ms; server heap growth over the run ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB per activity (its actor and not yet collected garbage: GC timing shows)`)
+  const floorErrors = floor.load.non2xx + floor.load.errors + floor.load.timeouts
+  console.log(`floor, bare HttpApi + sql-pg (activities-effect-floor.ts): ${(floor.load.total / SECONDS).toFixed(0)}/s, p50 ${floor.load.p50} ms, ` +
+    `p99 ${floor.load.p99} ms, ${floorErrors} errors; event-loop delay p99 worst ${floor.worstLoop.toFixed(1)} ms; ` +
+    `CPU per update request: server ${floor.serverMs.toFixed(2)} ms, PostgreSQL ${floor.databaseMs.toFixed(2)} ms; ` +
+    `${(floor.delivered / SECONDS).toFixed(0)} device updates/s delivered`)
+  console.log(`ratio herald/floor: ${(load.total / Math.max(1, floor.load.total)).toFixed(2)}`)
   // Keeping up means taking the offered updates too, not only bounding the queue behind them.
-  const taken = load.total / loadSeconds / (ACTIVITIES * RATE)
+  const taken = load.total / SECONDS / (ACTIVITIES * RATE)
   const ok = maxQueued <= limit && stillQueued === 0 && worstLoop < 50 && errors === 0 && taken >= 0.9
   console.log(`target: queued ≤ ${limit} (${maxQueued}), event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), ` +
     `≥ 90 % of the offered updates taken (${(taken * 100).toFixed(0)} %)`)
   return ok
+}
+
+/**
+ * The same load, warm-up included, against the stack's floor
+ * (activities-effect-floor.ts) on its own tables in the same database, then
+ * stopped: its rate, its CPU and its database backends' per update request,
+ * its event-loop delay (the p99 it prints for each 5 s window), and the
+ * device updates it delivered.
+ */
+const measureFloor = async (databaseUrl: string, db: pg.Client) => {
+  const server = spawn(process.execPath, [path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  try {
+    const lines = createInterface({ input: server.stdout })
+    const loop: Array<number> = []
+    let measuring = false
+    const port = await new Promise<string>((resolve) =>
+      lines.on("line", (line) => {
+        if (!line.startsWith("eld ")) resolve(line.trim())
+        else if (measuring) loop.push(Number(line.slice(4)))
+      }))
+    const url = `http://127.0.0.1:${port}`
+    const ids = Array.from({ length: ACTIVITIES }, (_, i) => `fa_${i}`)
+    await runJson("activity-load.ts", loadArgs(url, "floor", ids, WARMUP_SECONDS))
+    const backends = await backendsOf(db, "herald-activity-floor")
+    const deliveredBefore = await floorDeliveries(db)
+    const before = { server: cpuSeconds(server.pid!), database: cpuSecondsOf(backends) }
+    measuring = true
+    const load = await runJson("activity-load.ts", loadArgs(url, "floor", ids, SECONDS))
+    measuring = false
+    const total = Math.max(1, load.total)
+    const serverMs = (cpuSeconds(server.pid!) - before.server) * 1000 / total
+    const databaseMs = (cpuSecondsOf(backends) - before.database) * 1000 / total
+    const delivered = (await floorDeliveries(db)) - deliveredBefore
+    return { load, serverMs, databaseMs, delivered, worstLoop: Math.max(0, ...loop) }
+  } finally {
+    server.kill("SIGKILL")
+  }
 }

@@ -1,37 +1,86 @@
 /**
- * The live-activities load, run in its own process (like load.ts): one
- * autocannon connection per activity, each sending PATCH /activities/{id}
- * with a routine progress update at `rate` requests a second (one in flight).
- * argv: baseUrl token seconds rate activityId…; results as JSON.
+ * The live-activities load, run in its own process (like load.ts): each
+ * activity on its own keep-alive connection, sent PATCH /activities/{id} with
+ * a routine progress update every 1/rate s, each activity at its own phase
+ * (agents do not update in step), one request in flight: an update due while
+ * the previous one is still unanswered goes as soon as it is answered.
+ * Latency is counted from when each update was due, so a slow server cannot
+ * hide its queue by delaying the load (coordinated omission).
+ * autocannon's per-connection rate is no substitute: it sends each second's
+ * quota back to back at the top of the second, all connections at once.
+ * argv: baseUrl token seconds rate activityId…; results as JSON (loadReport.ts's shape).
  */
-import autocannon from "autocannon"
-import { report } from "./loadReport.ts"
+import { Agent, request } from "node:http"
 
 const [baseUrl, token, seconds, rate, ...ids] = process.argv.slice(2)
-const perSecond = Number(rate)
-const total = perSecond * Number(seconds)
-let next = 0
+const url = new URL(baseUrl!)
+const interval = 1000 / Number(rate)
+const total = Number(rate) * Number(seconds)
+const TIMEOUT_MS = 10_000
 
-const result = await autocannon({
-  url: baseUrl!,
-  connections: ids.length,
-  connectionRate: perSecond,
-  duration: Number(seconds),
-  pipelining: 1,
-  requests: [{
-    method: "PATCH",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    // Each connection's context is its own: the first request gives it its activity.
-    setupRequest: (request, context) => {
-      const own = context as { id?: string; n?: number }
-      own.id ??= ids[next++ % ids.length]!
-      const n = (own.n = (own.n ?? 0) + 1)
-      return {
-        ...request,
-        path: `/api/agent/activities/${own.id}`,
-        body: JSON.stringify({ props: { progress: Math.min(1, n / total), status: `step ${n}` } })
-      }
-    }
-  }]
-})
-report(result)
+const latencies: Array<number> = []
+let non2xx = 0
+let errors = 0
+let timeouts = 0
+
+const send = (agent: Agent, id: string, n: number) =>
+  new Promise<void>((resolve) => {
+    const body = JSON.stringify({ props: { progress: Math.min(1, n / total), status: `step ${n}` } })
+    const req = request({
+      agent,
+      host: url.hostname,
+      port: url.port,
+      method: "PATCH",
+      path: `/api/agent/activities/${id}`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      timeout: TIMEOUT_MS
+    }, (res) => {
+      if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) non2xx++
+      res.resume()
+      res.on("end", resolve)
+      res.on("error", () => {
+        errors++
+        resolve()
+      })
+    })
+    let timedOut = false
+    req.on("timeout", () => {
+      timedOut = true
+      timeouts++
+      req.destroy()
+    })
+    req.on("error", () => {
+      if (!timedOut) errors++
+      resolve()
+    })
+    req.end(body)
+  })
+
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())))
+
+const start = performance.now() + 50
+const end = start + Number(seconds) * 1000
+await Promise.all(ids.map(async (id, i) => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  // Phases spread evenly over one interval.
+  let due = start + (interval * i) / ids.length
+  // Until the end: what a slow server did not take by then was not taken.
+  for (let n = 1; due < end && performance.now() < end; n++, due += interval) {
+    await sleepUntil(due)
+    await send(agent, id, n)
+    latencies.push(performance.now() - due)
+  }
+  agent.destroy()
+}))
+
+latencies.sort((a, b) => a - b)
+const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0)
+process.stdout.write(JSON.stringify({
+  requestsPerSecond: latencies.length / Number(seconds),
+  p50: at(0.5),
+  p99: at(0.99),
+  non2xx,
+  errors,
+  timeouts,
+  total: latencies.length
+}) + "\n")

@@ -37,9 +37,9 @@ import type { ActivityHead, QueuedOperation } from "./Repo.ts"
 /** Attempts per operation before it fails for good. */
 const MAX_ATTEMPTS = 8
 
-/** Unsent routine snapshots replaced by newer ones: how much pacing saved the devices (and the providers). */
+/** Unsent routine snapshots replaced by newer ones or dropped by an end: how much pacing saved the devices (and the providers). */
 const supersededTotal = Metric.counter("herald_live_activity_superseded_total", {
-  description: "Unsent routine live-activity snapshots superseded by newer ones.",
+  description: "Unsent routine live-activity snapshots superseded by a newer snapshot or an end.",
   incremental: true
 })
 
@@ -130,8 +130,10 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     /** Sends one claimed operation; answers what became of it ("queued" when it goes back with a backoff). */
     const sendOne = (op: QueuedOperation, target: PushTarget) =>
       Effect.gen(function*() {
-        if (!(yield* repo.claim(op.id, outbox.node))) return "queued" as const
-        const outcome = yield* gateway.send(target, op.payload)
+        // What goes is the payload as claimed: a newer snapshot may have taken the row's place since it was read.
+        const payload = yield* repo.claim(op.id, outbox.node)
+        if (payload === undefined) return "queued" as const
+        const outcome = yield* gateway.send(target, payload)
         switch (outcome._tag) {
           case "Accepted":
             yield* repo.recordAccepted(op)
@@ -154,7 +156,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     /** Fails an operation for good without a provider call (nothing could carry it). */
     const failUnsent = (op: QueuedOperation, reason: string, deviceGone: boolean) =>
       Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
-        claimed ? Effect.as(repo.recordFailed(op, reason, deviceGone), "failed" as const) : Effect.succeed("queued" as const))
+        claimed !== undefined ? Effect.as(repo.recordFailed(op, reason, deviceGone), "failed" as const) : Effect.succeed("queued" as const))
 
     type Sent = Map<string, "accepted" | "failed" | "queued">
 

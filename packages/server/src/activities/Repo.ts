@@ -29,7 +29,11 @@ export interface NewActivity {
   readonly expiresAt: string
 }
 
-/** An operation's id: one per activity, device and sequence (the update statement builds the same in SQL). */
+/**
+ * An operation's id: one per activity, device and sequence (the update
+ * statement builds the same in SQL). A routine snapshot that takes an unsent
+ * one's place takes its id and sequence too.
+ */
 const operationId = (activityId: string, deviceId: string, seq: number) => `${activityId}_${deviceId}_${seq}`
 
 /** The next operation of one device, with what sending it needs. */
@@ -169,8 +173,12 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   readonly setUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<boolean>
   /** Each device's next operation (lowest sequence not yet done). */
   readonly nextOperations: (activityId: string) => Effect.Effect<ReadonlyArray<QueuedOperation>>
-  /** Claims a queued operation for sending, in this process's name (`node`); false when another sender has it. */
-  readonly claim: (opId: string, node: string) => Effect.Effect<boolean>
+  /**
+   * Claims a queued operation for sending, in this process's name (`node`):
+   * answers its payload as claimed (a newer snapshot may have taken the row's
+   * place since it was read), or undefined when another sender has it.
+   */
+  readonly claim: (opId: string, node: string) => Effect.Effect<PushMessage | undefined>
   /**
    * Operations claimed longer than `staleSeconds` ago by a node that has not
    * heartbeated since become `unknown` (never sent again), so their devices'
@@ -420,8 +428,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           -- A routine update takes the place of the device's unsent routine snapshot when that is the
           -- newest thing queued: the queue stays one snapshot long and its order is kept (the row keeps
           -- its place and its created_at, which the update-token wait counts from).
-          UPDATE live_activity_operations o SET payload = t.payload, priority_reason = t.reason,
-            attempts = 0, next_attempt_at = now(), error_code = NULL
+          -- A snapshot waiting out a provider's backoff keeps waiting (and its attempts count on).
+          UPDATE live_activity_operations o SET payload = t.payload, priority_reason = t.reason
           FROM t
           WHERE t.priority = 5 AND o.id = t.newest AND o.status = 'queued' AND o.op = 'update'
             AND o.priority_reason IN ('routine', 'budget_exhausted')
@@ -536,14 +544,18 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
 
     // Concurrent activities' claims share one statement; each id is claimed once.
     const claimBatch = batched((claims: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly node: string }>) =>
-      sql<{ id: string }>`
+      sql<{ id: string; payload: PushMessage }>`
         UPDATE live_activity_operations o SET status = 'sending', attempts = o.attempts + 1, claimed_by = v.node, claimed_at = now()
         FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS v(id text, node text)
         WHERE o.id = v.id AND o.id = ANY(${claims.map((c) => c.id)}::text[]) AND o.status = 'queued'
-        RETURNING o.id`.pipe(
+        RETURNING o.id, o.payload`.pipe(
         Effect.map((rows) => {
-          const claimed = new Set(rows.map((r) => r.id))
-          return claims.map((c) => claimed.delete(c.id))
+          const claimed = new Map(rows.map((r) => [r.id, r.payload]))
+          return claims.map((c) => {
+            const payload = claimed.get(c.id)
+            claimed.delete(c.id)
+            return payload
+          })
         }),
         Effect.orDie
       )

@@ -128,6 +128,25 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       assert.strictEqual((yield* repo.record(id)).readiness.queuedStarts, 1)
     }).pipe(Effect.provide(TestClock.layer())))
 
+  it.effect("a newer snapshot takes the unsent one's place and keeps its provider backoff and attempts", () =>
+    Effect.gen(function*() {
+      const { actor, id } = yield* setUp()
+      const sql = yield* SqlClient.SqlClient
+      yield* actor.Update({ props: { progress: 0.1 }, priority: "default" })
+      const paced = yield* actor.Update({ props: { progress: 0.2 }, priority: "default" })
+      assert.strictEqual(paced.queued, 1)
+      // As a transient provider failure leaves it: back in the queue, due in an hour, three attempts made.
+      yield* sql`UPDATE live_activity_operations SET attempts = 3, next_attempt_at = now() + interval '1 hour'
+                 WHERE activity_id = ${id} AND status = 'queued'`
+      const newer = yield* actor.Update({ props: { progress: 0.3 }, priority: "default" })
+      assert.deepStrictEqual([newer.queued, newer.superseded], [1, 1])
+      const queued = yield* sql<{ attempts: number; waiting: boolean; progress: number }>`
+        SELECT attempts, next_attempt_at > now() + interval '59 minutes' AS waiting,
+               (payload->'apns'->'aps'->'content-state'->>'progress')::float AS progress
+        FROM live_activity_operations WHERE activity_id = ${id} AND status = 'queued'`
+      assert.deepStrictEqual(queued.map((r) => [r.attempts, r.waiting, r.progress]), [[3, true, 0.3]])
+    }).pipe(Effect.provide(TestClock.layer())))
+
   it.effect("the milestone budget counts on the actor's clock", () =>
     Effect.gen(function*() {
       const { actor } = yield* setUp()

@@ -17,7 +17,7 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import pg from "pg"
-import { cpuSeconds, cpuSecondsOf } from "./cpu.ts"
+import { cpuSeconds } from "./cpu.ts"
 import { json, runJson } from "./support.ts"
 
 interface Context {
@@ -46,6 +46,16 @@ const floorDeliveries = (db: pg.Client) => count(db, "SELECT count(*)::int AS n 
 const backendsOf = async (db: pg.Client, application: string) =>
   (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [application]))
     .rows.map((r) => r.pid as number)
+
+/**
+ * The CPU seconds an application's database backends spend from now until
+ * the answer's call, counting backends its pool opens meanwhile too.
+ */
+const databaseCpu = async (db: pg.Client, application: string) => {
+  const before = new Map((await backendsOf(db, application)).map((pid) => [pid, cpuSeconds(pid)]))
+  return async () =>
+    (await backendsOf(db, application)).reduce((sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0), 0)
+}
 
 const inBatches = async <A>(n: number, size: number, f: (i: number) => Promise<A>) => {
   const out: Array<A> = []
@@ -114,25 +124,28 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   // Sample the server's own event-loop delay and the queue depth while loading.
   const loopP99: Array<number> = []
   let maxQueued = 0
-  const sampler = setInterval(async () => {
-    const text = await (await fetch(`${baseUrl}/metrics`)).text()
-    loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
-    maxQueued = Math.max(maxQueued, await queuedNow(db))
+  const sampler = setInterval(() => {
+    Promise.all([fetch(`${baseUrl}/metrics`).then((r) => r.text()), queuedNow(db)]).then(([text, queued]) => {
+      loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
+      maxQueued = Math.max(maxQueued, queued)
+    }, (error) => console.error(`live activities sampler: ${error}`))
   }, 1000)
 
   // The database's share: its backends serving this database (the server's pool) over the load.
-  const backends = await backendsOf(db, "herald")
+  const databaseSince = await databaseCpu(db, "herald")
   const acceptedBefore = await acceptedUpdates(db)
-  const cpuBefore = { server: cpuSeconds(pid), database: cpuSecondsOf(backends) }
+  const loadBefore = await (await fetch(`${baseUrl}/metrics`)).text()
+  const serverBefore = cpuSeconds(pid)
   const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities, SECONDS))
-  const cpu = { server: cpuSeconds(pid) - cpuBefore.server, database: cpuSecondsOf(backends) - cpuBefore.database }
+  const cpu = { server: cpuSeconds(pid) - serverBefore, database: await databaseSince() }
   const accepted = (await acceptedUpdates(db)) - acceptedBefore
+  const loadAfter = await (await fetch(`${baseUrl}/metrics`)).text()
   clearInterval(sampler)
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
   const stillQueued = await queuedNow(db)
-  // Replaced in place, a superseded snapshot leaves no row: the server counts them.
-  const superseded = metric(after, "herald_live_activity_superseded_total") - metric(before, "herald_live_activity_superseded_total")
+  // Replaced in place, a superseded snapshot leaves no row: the server counts them (over the measured load).
+  const superseded = metric(loadAfter, "herald_live_activity_superseded_total") - metric(loadBefore, "herald_live_activity_superseded_total")
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
   const floor = await measureFloor(databaseUrl, db)
   await db.end()
@@ -178,23 +191,25 @@ const measureFloor = async (databaseUrl: string, db: pg.Client) => {
     const lines = createInterface({ input: server.stdout })
     const loop: Array<number> = []
     let measuring = false
-    const port = await new Promise<string>((resolve) =>
+    const port = await new Promise<string>((resolve, reject) => {
       lines.on("line", (line) => {
         if (!line.startsWith("eld ")) resolve(line.trim())
         else if (measuring) loop.push(Number(line.slice(4)))
-      }))
+      })
+      server.once("exit", (code) => reject(new Error(`activities-effect-floor.ts exited ${code} before serving`)))
+    })
     const url = `http://127.0.0.1:${port}`
     const ids = Array.from({ length: ACTIVITIES }, (_, i) => `fa_${i}`)
     await runJson("activity-load.ts", loadArgs(url, "floor", ids, WARMUP_SECONDS))
-    const backends = await backendsOf(db, "herald-activity-floor")
+    const databaseSince = await databaseCpu(db, "herald-activity-floor")
     const deliveredBefore = await floorDeliveries(db)
-    const before = { server: cpuSeconds(server.pid!), database: cpuSecondsOf(backends) }
+    const serverBefore = cpuSeconds(server.pid!)
     measuring = true
     const load = await runJson("activity-load.ts", loadArgs(url, "floor", ids, SECONDS))
     measuring = false
     const total = Math.max(1, load.total)
-    const serverMs = (cpuSeconds(server.pid!) - before.server) * 1000 / total
-    const databaseMs = (cpuSecondsOf(backends) - before.database) * 1000 / total
+    const serverMs = (cpuSeconds(server.pid!) - serverBefore) * 1000 / total
+    const databaseMs = (await databaseSince()) * 1000 / total
     const delivered = (await floorDeliveries(db)) - deliveredBefore
     return { load, serverMs, databaseMs, delivered, worstLoop: Math.max(0, ...loop), windows: loop.map((v) => v.toFixed(0)).join(", ") }
   } finally {

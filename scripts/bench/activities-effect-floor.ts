@@ -17,8 +17,7 @@
  * argv: databaseUrl port activities; prints the port, then serves activities
  * `fa_0` … `fa_{n-1}`.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Redacted, Schema, Semaphore } from "effect"
+import { Clock, Duration, Effect, Layer, Schema, Semaphore } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
 import { SqlClient } from "effect/sql"
@@ -28,7 +27,7 @@ import { liveActivityMessage } from "../../packages/server/src/activities/Cards.
 import { batched } from "../../packages/server/src/db/Batching.ts"
 import { PAYLOAD_LIMIT, payloadBytes } from "../../packages/server/src/push/PushMessage.ts"
 import type { PushMessage } from "../../packages/server/src/push/PushMessage.ts"
-import { bareServer, runPrintingPort } from "./bareServer.ts"
+import { bareServer, databaseFloorArgs, runPrintingPort } from "./bareServer.ts"
 
 const Props = Schema.Record(Schema.String, Schema.Unknown)
 
@@ -175,12 +174,5 @@ setInterval(() => {
   histogram.reset()
 }, 5_000).unref()
 
-const [url, portArg] = process.argv.slice(2)
-const port = Number(portArg ?? 0)
-runPrintingPort(
-  bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port).pipe(
-    // The same pool as Herald's in the bench (10).
-    Layer.provide(PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName: "herald-activity-floor" }))
-  ),
-  port
-)
+const { database, port } = databaseFloorArgs("herald-activity-floor")
+runPrintingPort(bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port).pipe(Layer.provide(database)), port)

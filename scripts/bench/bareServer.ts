@@ -1,9 +1,11 @@
 /**
- * How the bench's bare Effect servers (effect-floor.ts, notifications-effect-floor.ts)
- * serve: their routes alone on 127.0.0.1, no logger, the port printed once listening.
+ * How the bench's bare Effect servers (effect-floor.ts, notifications-effect-floor.ts,
+ * activities-effect-floor.ts) serve: their routes alone on 127.0.0.1, no logger, the
+ * port printed once listening.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 
@@ -20,3 +22,16 @@ export const runPrintingPort = <E>(server: Layer.Layer<HttpServer.HttpServer, E>
     process.stdout.write(`${address._tag === "UnixPathAddress" ? port : address.port}\n`)
     return yield* Effect.never
   }).pipe(Effect.provide(server)))
+
+/**
+ * A database floor's arguments (argv: databaseUrl port): its port, and its pool,
+ * 10 connections as Herald's in the bench, named `applicationName` so the bench
+ * finds its backends.
+ */
+export const databaseFloorArgs = (applicationName: string) => {
+  const [url, portArg] = process.argv.slice(2)
+  return {
+    port: Number(portArg ?? 0),
+    database: PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName })
+  }
+}

@@ -8,14 +8,13 @@
  *
  * argv: databaseUrl port (0 = any); prints the port, then serves.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { batched } from "../../packages/server/src/db/Batching.ts"
-import { bareServer, runPrintingPort } from "./bareServer.ts"
+import { bareServer, databaseFloorArgs, runPrintingPort } from "./bareServer.ts"
 import { floorMessage, floorSetup, floorSql, floorToken, floorUserId } from "./floor-sql.ts"
 
 const Created = Schema.Struct({
@@ -92,12 +91,5 @@ const Handlers = HttpApiBuilder.group(Api, "notifications", Effect.fn(function*(
     }))
 }))
 
-const [url, portArg] = process.argv.slice(2)
-const port = Number(portArg ?? 0)
-runPrintingPort(
-  bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port).pipe(
-    // The same pool as Herald's in the bench (10).
-    Layer.provide(PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName: "herald-effect-floor" }))
-  ),
-  port
-)
+const { database, port } = databaseFloorArgs("herald-effect-floor")
+runPrintingPort(bareServer(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), port).pipe(Layer.provide(database)), port)

@@ -25,13 +25,13 @@ export const runPrintingPort = <E>(server: Layer.Layer<HttpServer.HttpServer, E>
 
 /**
  * A database floor's arguments (argv: databaseUrl port): its port, and its pool,
- * 10 connections as Herald's in the bench, named `applicationName` so the bench
- * finds its backends.
+ * as Herald's in the bench (10 connections, statements of concurrent fibers
+ * pipelined on each), named `applicationName` so the bench finds its backends.
  */
 export const databaseFloorArgs = (applicationName: string) => {
   const [url, portArg] = process.argv.slice(2)
   return {
     port: Number(portArg ?? 0),
-    database: PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, applicationName })
+    database: PgClient.layer({ url: Redacted.make(url!), maxConnections: 10, multiplex: true, applicationName })
   }
 }

@@ -41,7 +41,7 @@ const clientOptions = {
 
 /** A pool on PostgreSQL. */
 export const postgresLayer = (url: Redacted.Redacted<string>, poolSize: number) =>
-  PgClient.layer({ ...clientOptions, url, maxConnections: poolSize, minConnections: 0 })
+  PgClient.layer({ ...clientOptions, url, maxConnections: poolSize, minConnections: 0, multiplex: true })
 
 /** One connection to the embedded database's socket. */
 export const embeddedClientLayer = (socket: string) =>

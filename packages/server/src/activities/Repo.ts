@@ -113,6 +113,61 @@ export interface ActivityHead {
   readonly expiresAt: string
 }
 
+interface RecordRow {
+  readonly id: string
+  readonly key: string | null
+  readonly props: Record<string, unknown>
+  readonly status: LiveActivity["status"]
+  readonly sequence: number
+  readonly accepted: number
+  readonly failed: number
+  readonly expiresAt: string
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly endedAt: string | null
+  readonly ready: number
+  readonly queuedStarts: number
+  readonly awaitingUpdateToken: number
+  readonly awaitingSince: string | null
+  readonly nextStartAt: string | null
+}
+
+/**
+ * The record of the activities `where` selects, newest first, in one
+ * statement. Each count reads the activity's unsent operations, its starts or
+ * its targets by index, never its sent history (a test bounds the rows it
+ * visits).
+ */
+export const recordStatement = (sql: SqlClient.SqlClient, where: Statement.Fragment) =>
+  sql<RecordRow>`
+    SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
+      (SELECT count(*)::int FROM live_activity_operations o
+       WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'accepted') AS accepted,
+      (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'failed') AS failed,
+      (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'active'
+         AND NOT EXISTS (SELECT 1 FROM live_activity_operations o WHERE o.activity_id = a.id
+           AND o.device_id = t.device_id AND o.status IN ('queued', 'sending'))) AS ready,
+      (SELECT count(*)::int FROM live_activity_operations o
+       WHERE o.activity_id = a.id AND o.op = 'start' AND o.status IN ('queued', 'sending')) AS queued_starts,
+      (SELECT count(DISTINCT o.device_id)::int FROM live_activity_operations o
+       JOIN devices d ON d.id = o.device_id
+       JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
+       WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
+         AND t.update_token IS NULL) AS awaiting_update_token,
+      -- Since the first update that waited: a newer snapshot superseding it does not restart the wait.
+      -- Read through live_activity_operations_unsent_idx (this filter is its predicate): never a walk
+      -- through the updates the activity was already sent.
+      (SELECT min(o.created_at) FROM live_activity_operations o
+       JOIN devices d ON d.id = o.device_id
+       JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
+       WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status IN ('queued', 'superseded') AND d.platform = 'ios'
+         AND t.update_token IS NULL AND EXISTS (SELECT 1 FROM live_activity_operations q
+           WHERE q.activity_id = a.id AND q.device_id = o.device_id AND q.op <> 'start' AND q.status = 'queued')) AS awaiting_since,
+      (SELECT min(o.next_attempt_at) FROM live_activity_operations o
+       WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
+    FROM live_activities a WHERE ${where}
+    ORDER BY a.created_at DESC, a.id DESC`
+
 export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /**
    * Creates the activity on the devices with room (full ones are its failed
@@ -281,52 +336,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
 
-    interface RecordRow {
-      readonly id: string
-      readonly key: string | null
-      readonly props: Record<string, unknown>
-      readonly status: LiveActivity["status"]
-      readonly sequence: number
-      readonly accepted: number
-      readonly failed: number
-      readonly expiresAt: string
-      readonly createdAt: string
-      readonly updatedAt: string
-      readonly endedAt: string | null
-      readonly ready: number
-      readonly queuedStarts: number
-      readonly awaitingUpdateToken: number
-      readonly awaitingSince: string | null
-      readonly nextStartAt: string | null
-    }
-
-    const recordRows = (where: Statement.Fragment) =>
-      sql<RecordRow>`
-        SELECT a.id, a.key, a.props, a.status, a.sequence, a.expires_at, a.created_at, a.updated_at, a.ended_at,
-          (SELECT count(*)::int FROM live_activity_operations o
-           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'accepted') AS accepted,
-          (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'failed') AS failed,
-          (SELECT count(*)::int FROM live_activity_targets t WHERE t.activity_id = a.id AND t.status = 'active'
-             AND NOT EXISTS (SELECT 1 FROM live_activity_operations o WHERE o.activity_id = a.id
-               AND o.device_id = t.device_id AND o.status IN ('queued', 'sending'))) AS ready,
-          (SELECT count(*)::int FROM live_activity_operations o
-           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status IN ('queued', 'sending')) AS queued_starts,
-          (SELECT count(DISTINCT o.device_id)::int FROM live_activity_operations o
-           JOIN devices d ON d.id = o.device_id
-           JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
-           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status = 'queued' AND d.platform = 'ios'
-             AND t.update_token IS NULL) AS awaiting_update_token,
-          -- Since the first update that waited: a newer snapshot superseding it does not restart the wait.
-          (SELECT min(o.created_at) FROM live_activity_operations o
-           JOIN devices d ON d.id = o.device_id
-           JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
-           WHERE o.activity_id = a.id AND o.op <> 'start' AND o.status IN ('queued', 'superseded') AND d.platform = 'ios'
-             AND t.update_token IS NULL AND EXISTS (SELECT 1 FROM live_activity_operations q
-               WHERE q.activity_id = a.id AND q.device_id = o.device_id AND q.op <> 'start' AND q.status = 'queued')) AS awaiting_since,
-          (SELECT min(o.next_attempt_at) FROM live_activity_operations o
-           WHERE o.activity_id = a.id AND o.op = 'start' AND o.status = 'queued') AS next_start_at
-        FROM live_activities a WHERE ${where}
-        ORDER BY a.created_at DESC, a.id DESC`.pipe(Effect.orDie)
+    const recordRows = (where: Statement.Fragment) => recordStatement(sql, where).pipe(Effect.orDie)
 
     // The warning is judged on the caller's clock (so a test clock can move it).
     const toRecord = (r: RecordRow, now: number) =>

@@ -26,7 +26,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("o
       assert.deepStrictEqual(health.body, { ok: true })
       const ready = yield* rawFetch("/readyz")
       assert.strictEqual(ready.status, 200)
-      assert.strictEqual((ready.body as { ok: boolean; migration: number }).migration, 6)
+      assert.strictEqual((ready.body as { ok: boolean; migration: number }).migration, 7)
     }))
 
   it.effect("metrics count requests per route pattern and status, and push sends per provider", () =>

@@ -131,7 +131,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     const sendOne = (op: QueuedOperation, target: PushTarget) =>
       Effect.gen(function*() {
         // What goes is the payload as claimed: a newer snapshot may have taken the row's place since it was read.
-        const payload = yield* repo.claim(op.id, outbox.node)
+        const payload = yield* repo.claim(op, outbox.node)
         if (payload === undefined) return "queued" as const
         const outcome = yield* gateway.send(target, payload)
         switch (outcome._tag) {
@@ -155,7 +155,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
 
     /** Fails an operation for good without a provider call (nothing could carry it). */
     const failUnsent = (op: QueuedOperation, reason: string, deviceGone: boolean) =>
-      Effect.flatMap(repo.claim(op.id, outbox.node), (claimed) =>
+      Effect.flatMap(repo.claim(op, outbox.node), (claimed) =>
         claimed !== undefined ? Effect.as(repo.recordFailed(op, reason, deviceGone), "failed" as const) : Effect.succeed("queued" as const))
 
     type Sent = Map<string, "accepted" | "failed" | "queued">

@@ -39,6 +39,7 @@ const operationId = (activityId: string, deviceId: string, seq: number) => `${ac
 /** The next operation of one device, with what sending it needs. */
 export interface QueuedOperation {
   readonly id: string
+  readonly activityId: string
   readonly deviceId: string
   readonly seq: number
   readonly op: "start" | "update" | "end"
@@ -168,6 +169,94 @@ export const recordStatement = (sql: SqlClient.SqlClient, where: Statement.Fragm
     FROM live_activities a WHERE ${where}
     ORDER BY a.created_at DESC, a.id DESC`
 
+/**
+ * Operation `o` is an unsent routine update queued after its device's last
+ * barrier (start, milestone, end), below sequence `below` (none: any it
+ * can see; within one statement every operation is older than its update).
+ */
+const supersedable = (sql: SqlClient.SqlClient, below: Statement.Fragment | undefined) => {
+  const under = (column: Statement.Fragment) => below === undefined ? sql`` : sql`AND ${column} < ${below}`
+  return sql`
+    o.status = 'queued' AND o.op = 'update' AND o.priority_reason IN ('routine', 'budget_exhausted') ${under(sql`o.seq`)}
+      AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
+        WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
+          ${under(sql`b.seq`)} AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)`
+}
+
+/**
+ * The shared statement of concurrent updates (group commit): one update per
+ * activity (its actor serializes them), the props travelling once, inside the
+ * payload (its `content-state`).
+ *
+ * Its cost grows with the batch and nothing else, whatever the planner's
+ * statistics say of the queue: the writes are one JSON object looked up by
+ * activity id (`w`), every step reads the batch's own rows by index
+ * (`activity_id = ANY(ids)`, or the primary key), and the steps meet through
+ * hashed sets (`NOT IN`) and one grouping, never a join the planner could run
+ * as a loop over a whole step. A server behind on its updates makes larger
+ * batches; each must not cost more per update, or it falls further behind.
+ */
+export const enqueueStatement = (sql: SqlClient.SqlClient, writes: Arr.NonEmptyReadonlyArray<UpdateWrite>) => {
+  const ids = writes.map((w) => w.activityId)
+  const byId = JSON.stringify(Object.fromEntries(writes.map((w) => [w.activityId, w])))
+  return sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string>; operationIds: ReadonlyArray<string> }>`
+    WITH w AS (SELECT ${byId}::jsonb AS m),
+    a AS (
+      UPDATE live_activities la SET props = (SELECT m FROM w) -> la.id -> 'payload' -> 'apns' -> 'aps' -> 'content-state',
+        sequence = la.sequence + 1, updated_at = now(),
+        milestone_grants = ARRAY(SELECT jsonb_array_elements_text((SELECT m FROM w) -> la.id -> 'grants')::bigint)
+      WHERE la.id = ANY(${ids}::text[]) AND la.sequence = ((SELECT m FROM w) -> la.id ->> 'expectedSequence')::int
+        AND la.status NOT IN ('ended', 'expired', 'failed')
+      RETURNING la.id, la.sequence
+    ), skipped AS (
+      -- The batch's activities the guard refused (moved on elsewhere, or ended): left as they are.
+      SELECT x AS id FROM unnest(${ids}::text[]) AS x WHERE x NOT IN (SELECT id FROM a)
+    ), t AS (
+      -- Each device showing (or about to show) an updated activity, its write (the new sequence is the
+      -- expected one's successor), and its newest unfinished operation.
+      SELECT t.activity_id AS id, t.device_id, (SELECT m FROM w) -> t.activity_id AS write,
+        ((SELECT m FROM w) -> t.activity_id ->> 'expectedSequence')::int + 1 AS sequence,
+        (SELECT b.id FROM live_activity_operations b WHERE b.activity_id = t.activity_id AND b.device_id = t.device_id
+           AND b.status IN ('queued', 'sending') ORDER BY b.seq DESC LIMIT 1) AS newest
+      FROM live_activity_targets t
+      WHERE t.activity_id = ANY(${ids}::text[]) AND t.activity_id NOT IN (SELECT id FROM skipped)
+        AND t.status IN ('queued', 'active')
+    ), rep AS (
+      -- A routine update takes the place of the device's unsent routine snapshot when that is the
+      -- newest thing queued: the queue stays one snapshot long and its order is kept (the row keeps
+      -- its place and its created_at, which the update-token wait counts from).
+      -- A snapshot waiting out a provider's backoff keeps waiting (and its attempts count on).
+      UPDATE live_activity_operations o SET payload = (SELECT m FROM w) -> o.activity_id -> 'payload',
+        priority_reason = (SELECT m FROM w) -> o.activity_id ->> 'reason'
+      WHERE o.activity_id = ANY(${ids}::text[])
+        AND o.id = ANY(ARRAY(SELECT newest FROM t WHERE (write ->> 'priority')::int = 5 AND newest IS NOT NULL))
+        AND o.status = 'queued' AND o.op = 'update' AND o.priority_reason IN ('routine', 'budget_exhausted')
+      RETURNING o.id, o.activity_id, o.device_id
+    ), ins AS (
+      -- Otherwise a new row (also when the snapshot was claimed for sending meanwhile, by another node).
+      INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
+      SELECT t.id || '_' || t.device_id || '_' || t.sequence, t.id, t.device_id, t.sequence, 'update',
+        (t.write ->> 'priority')::int, t.write ->> 'reason', t.write -> 'payload'
+      FROM t WHERE t.newest IS NULL OR t.newest NOT IN (SELECT id FROM rep)
+      RETURNING id, activity_id, device_id
+    ), sup AS (
+      -- Any newer snapshot (a milestone too) replaces the unsent routine ones after the device's last barrier.
+      UPDATE live_activity_operations o SET status = 'superseded'
+      WHERE o.activity_id = ANY(${ids}::text[]) AND o.activity_id NOT IN (SELECT id FROM skipped)
+        AND o.id NOT IN (SELECT id FROM rep) AND ${supersedable(sql, undefined)}
+      RETURNING o.activity_id
+    ), answer AS (
+      SELECT id AS activity_id, sequence, 0 AS superseded, NULL::text AS device_id, NULL::text AS operation_id FROM a
+      UNION ALL SELECT activity_id, NULL, 1, NULL, NULL FROM sup
+      UNION ALL SELECT activity_id, NULL, 1, device_id, id FROM rep
+      UNION ALL SELECT activity_id, NULL, 0, device_id, id FROM ins
+    )
+    SELECT activity_id AS id, max(sequence) AS sequence, sum(superseded)::int AS superseded,
+      COALESCE(array_agg(device_id ORDER BY device_id) FILTER (WHERE device_id IS NOT NULL), '{}') AS device_ids,
+      COALESCE(array_agg(operation_id ORDER BY device_id) FILTER (WHERE operation_id IS NOT NULL), '{}') AS operation_ids
+    FROM answer GROUP BY activity_id`
+}
+
 export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
   /**
    * Creates the activity on the devices with room (full ones are its failed
@@ -233,7 +322,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
    * answers its payload as claimed (a newer snapshot may have taken the row's
    * place since it was read), or undefined when another sender has it.
    */
-  readonly claim: (opId: string, node: string) => Effect.Effect<PushMessage | undefined>
+  readonly claim: (op: QueuedOperation, node: string) => Effect.Effect<PushMessage | undefined>
   /**
    * Operations claimed longer than `staleSeconds` ago by a node that has not
    * heartbeated since become `unknown` (never sent again), so their devices'
@@ -399,76 +488,16 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
 
-    /** Routine updates of a device queued after its last barrier (start, milestone, end) become superseded. */
-    /** Operation `o` is an unsent routine update below `below`, queued after its device's last barrier. */
-    const supersedable = (below: Statement.Fragment) => sql`
-      o.status = 'queued' AND o.op = 'update' AND o.priority_reason IN ('routine', 'budget_exhausted') AND o.seq < ${below}
-        AND o.seq > COALESCE((SELECT max(b.seq) FROM live_activity_operations b
-          WHERE b.activity_id = o.activity_id AND b.device_id = o.device_id AND b.status IN ('queued', 'sending')
-            AND b.seq < ${below} AND NOT (b.op = 'update' AND b.priority_reason IN ('routine', 'budget_exhausted'))), 0)`
-
     const supersedeRoutine = (activityId: string, belowSeq: number) =>
       sql<{ n: number }>`
         WITH s AS (
           UPDATE live_activity_operations o SET status = 'superseded'
-          WHERE o.activity_id = ${activityId} AND ${supersedable(sql`${belowSeq}`)}
+          WHERE o.activity_id = ${activityId} AND ${supersedable(sql, sql`${belowSeq}`)}
           RETURNING 1)
         SELECT count(*)::int AS n FROM s`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
-    // One update per activity in a batch: the activity's actor serializes its updates. The props
-    // travel once, inside the payload (its `content-state`).
     const enqueueUpdates = batched((writes: Arr.NonEmptyReadonlyArray<UpdateWrite>) =>
-      sql<{ id: string; sequence: number; superseded: number; deviceIds: ReadonlyArray<string>; operationIds: ReadonlyArray<string> }>`
-        WITH i AS (
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) AS i(
-            "activityId" text, "expectedSequence" int, priority int, reason text, grants jsonb, payload jsonb)
-        ), a AS (
-          UPDATE live_activities la SET props = i.payload->'apns'->'aps'->'content-state', sequence = la.sequence + 1,
-            updated_at = now(), milestone_grants = ARRAY(SELECT jsonb_array_elements_text(i.grants)::bigint)
-          FROM i
-          WHERE la.id = i."activityId" AND la.id = ANY(${writes.map((w) => w.activityId)}::text[]) AND la.sequence = i."expectedSequence" AND la.status NOT IN ('ended', 'expired', 'failed')
-          RETURNING la.id, la.sequence, i.priority, i.reason, i.payload
-        ), t AS (
-          SELECT a.*, t.device_id,
-            -- The device's newest unfinished operation.
-            (SELECT b.id FROM live_activity_operations b WHERE b.activity_id = a.id AND b.device_id = t.device_id
-               AND b.status IN ('queued', 'sending') ORDER BY b.seq DESC LIMIT 1) AS newest
-          FROM a JOIN live_activity_targets t ON t.activity_id = a.id AND t.status IN ('queued', 'active')
-        ), rep AS (
-          -- A routine update takes the place of the device's unsent routine snapshot when that is the
-          -- newest thing queued: the queue stays one snapshot long and its order is kept (the row keeps
-          -- its place and its created_at, which the update-token wait counts from).
-          -- A snapshot waiting out a provider's backoff keeps waiting (and its attempts count on).
-          UPDATE live_activity_operations o SET payload = t.payload, priority_reason = t.reason
-          FROM t
-          WHERE t.priority = 5 AND o.id = t.newest AND o.status = 'queued' AND o.op = 'update'
-            AND o.priority_reason IN ('routine', 'budget_exhausted')
-          RETURNING o.id, o.activity_id, o.device_id
-        ), ins AS (
-          INSERT INTO live_activity_operations (id, activity_id, device_id, seq, op, priority, priority_reason, payload)
-          SELECT t.id || '_' || t.device_id || '_' || t.sequence, t.id, t.device_id, t.sequence, 'update', t.priority, t.reason, t.payload
-          FROM t WHERE NOT EXISTS (SELECT 1 FROM rep WHERE rep.activity_id = t.id AND rep.device_id = t.device_id)
-          RETURNING id, activity_id, device_id
-        ), sup AS (
-          -- Any newer snapshot (a milestone too) replaces the unsent routine ones after the device's last barrier.
-          UPDATE live_activity_operations o SET status = 'superseded'
-          FROM a
-          WHERE o.activity_id = a.id AND ${supersedable(sql`a.sequence`)}
-            AND NOT EXISTS (SELECT 1 FROM rep WHERE rep.id = o.id)
-          RETURNING o.activity_id
-        ), queued AS (
-          SELECT id, activity_id, device_id, true AS replaced FROM rep
-          UNION ALL SELECT id, activity_id, device_id, false FROM ins
-        ),
-        -- Grouped once, then joined: a batch of n activities costs n, not n² (a subquery per activity would scan all).
-        s AS (SELECT activity_id, count(*)::int AS n FROM sup GROUP BY activity_id),
-        q AS (
-          SELECT activity_id, count(*) FILTER (WHERE replaced)::int AS replaced,
-            array_agg(device_id ORDER BY device_id) AS device_ids, array_agg(id ORDER BY device_id) AS operation_ids
-          FROM queued GROUP BY activity_id)
-        SELECT a.id, a.sequence, COALESCE(s.n, 0) + COALESCE(q.replaced, 0) AS superseded,
-          COALESCE(q.device_ids, '{}') AS device_ids, COALESCE(q.operation_ids, '{}') AS operation_ids
-        FROM a LEFT JOIN s ON s.activity_id = a.id LEFT JOIN q ON q.activity_id = a.id`.pipe(
+      enqueueStatement(sql, writes).pipe(
         Effect.map((rows) => {
           const byId = new Map(rows.map((r) => [r.id, r]))
           return writes.map((w): QueuedUpdate | undefined => {
@@ -479,8 +508,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
           })
         }),
         Effect.orDie
-      )
-    )
+      ))
 
     const endWhere = (where: Statement.Fragment, message: EndMessage) =>
       Effect.gen(function*() {
@@ -540,7 +568,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
 
     const nextOperations = (activityId: string) =>
       sql<QueuedOperation>`
-        SELECT DISTINCT ON (o.device_id) o.id, o.device_id, o.seq, o.op, o.priority, o.priority_reason, o.status,
+        SELECT DISTINCT ON (o.device_id) o.id, o.activity_id, o.device_id, o.seq, o.op, o.priority, o.priority_reason, o.status,
           o.payload, o.attempts, o.next_attempt_at <= now() AS due,
           GREATEST(0, ceil(EXTRACT(EPOCH FROM o.next_attempt_at - now()) * 1000))::int AS due_in_millis,
           (count(*) OVER (PARTITION BY o.device_id))::int AS behind,
@@ -552,12 +580,15 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         WHERE o.activity_id = ${activityId} AND o.status IN ('queued', 'sending')
         ORDER BY o.device_id, o.seq`.pipe(Effect.orDie)
 
-    // Concurrent activities' claims share one statement; each id is claimed once.
-    const claimBatch = batched((claims: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly node: string }>) =>
+    // Concurrent activities' claims share one statement; each id is claimed once. Their activities
+    // bound every way to the rows (by primary key, or the queue's index by activity), whatever the
+    // planner's statistics say of the queue's size.
+    const claimBatch = batched((claims: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly activityId: string; readonly node: string }>) =>
       sql<{ id: string; payload: PushMessage }>`
         UPDATE live_activity_operations o SET status = 'sending', attempts = o.attempts + 1, claimed_by = v.node, claimed_at = now()
-        FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS v(id text, node text)
-        WHERE o.id = v.id AND o.id = ANY(${claims.map((c) => c.id)}::text[]) AND o.status = 'queued'
+        FROM jsonb_to_recordset(${JSON.stringify(claims.map((c) => ({ id: c.id, node: c.node })))}::jsonb) AS v(id text, node text)
+        WHERE o.id = v.id AND o.id = ANY(${claims.map((c) => c.id)}::text[])
+          AND o.activity_id = ANY(${[...new Set(claims.map((c) => c.activityId))]}::text[]) AND o.status = 'queued'
         RETURNING o.id, o.payload`.pipe(
         Effect.map((rows) => {
           const claimed = new Map(rows.map((r) => [r.id, r.payload]))
@@ -570,7 +601,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         Effect.orDie
       )
     )
-    const claim = (opId: string, node: string) => claimBatch({ id: opId, node })
+    const claim = (op: QueuedOperation, node: string) => claimBatch({ id: op.id, activityId: op.activityId, node })
 
     // A start of unknown fate may have put the card on the phone: its device is
     // taken as showing it (updates and the end go to it; a phone without the
@@ -612,16 +643,18 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo, {
         WHERE a.id = ${activityId} AND a.status NOT IN ('ended', 'expired')`
 
     // Updates and ends only change their own row: concurrent ones share one statement.
-    const settleRows = batched((rows: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly status: string; readonly reason: string | null }>) =>
-      // `o.id = ANY(…)` lets the planner find the rows by key (it cannot size the record set).
+    const settleRows = batched((rows: Arr.NonEmptyReadonlyArray<{ readonly id: string; readonly activityId: string; readonly status: string; readonly reason: string | null }>) =>
+      // The ids and their activities let the planner find the rows by key, or by the queue's index by
+      // activity (it cannot size the record set), whatever its statistics say of the queue.
       sql`
         UPDATE live_activity_operations o SET status = v.status, error_code = v.reason, sent_at = now()
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id text, status text, reason text)
-        WHERE o.id = v.id AND o.id = ANY(${rows.map((r) => r.id)}::text[])`.pipe(Effect.as(rows.map(() => undefined)), Effect.orDie)
+        FROM jsonb_to_recordset(${JSON.stringify(rows.map((r) => ({ id: r.id, status: r.status, reason: r.reason })))}::jsonb) AS v(id text, status text, reason text)
+        WHERE o.id = v.id AND o.id = ANY(${rows.map((r) => r.id)}::text[])
+          AND o.activity_id = ANY(${[...new Set(rows.map((r) => r.activityId))]}::text[])`.pipe(Effect.as(rows.map(() => undefined)), Effect.orDie)
     )
 
     const settle = (op: QueuedOperation, status: "accepted" | "failed", reason: string | null, deviceGone = false) =>
-      op.op !== "start" && !deviceGone ? settleRows({ id: op.id, status, reason }) : sql.withTransaction(Effect.gen(function*() {
+      op.op !== "start" && !deviceGone ? settleRows({ id: op.id, activityId: op.activityId, status, reason }) : sql.withTransaction(Effect.gen(function*() {
         // The activity's row first, as an end takes it, so the two cannot deadlock.
         const rows = yield* sql<{ id: string }>`
           SELECT a.id FROM live_activities a JOIN live_activity_operations o ON o.activity_id = a.id

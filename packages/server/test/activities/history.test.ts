@@ -12,6 +12,7 @@ import { ActivitiesRepo, recordStatement } from "../../src/activities/Repo.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { Identity } from "../../src/identity/Identity.ts"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
+import { rowsVisited } from "../../../../test/support/explain.ts"
 
 const SENT_PER_DEVICE = 3_000
 
@@ -19,19 +20,6 @@ const Deps = Layer.mergeAll(ActivitiesRepo.layer, Identity.layer).pipe(
   Layer.provideMerge(MigrationsLayer),
   Layer.provideMerge(TestSqlLayer)
 )
-
-interface PlanNode {
-  readonly "Actual Rows": number
-  readonly "Actual Loops": number
-  readonly "Rows Removed by Filter"?: number
-  readonly "Rows Removed by Join Filter"?: number
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-
-/** Rows each node produced or read and threw away, over all its loops. */
-const rowsVisited = (node: PlanNode): number =>
-  (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Join Filter"] ?? 0)) * node["Actual Loops"] +
-  (node.Plans ?? []).reduce((sum, child) => sum + rowsVisited(child), 0)
 
 layer(Deps, { excludeTestServices: true, timeout: "60 seconds" })("an activity's history", (it) => {
   it.effect("its record reads the unsent operations, starts and targets, never the updates already sent", () =>
@@ -75,12 +63,7 @@ layer(Deps, { excludeTestServices: true, timeout: "60 seconds" })("an activity's
       )
       assert.deepStrictEqual(record.readiness.warnings, ["update_token_delayed"], "the wait counts from the superseded update")
 
-      const [text, params] = recordStatement(sql, sql`a.id = ${id}`).compile()
-      const explained = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params)
-      // One row, one column ("QUERY PLAN"): the plan as JSON.
-      const column = Object.values(explained[0]!)[0]
-      const plan = (typeof column === "string" ? JSON.parse(column) : column) as ReadonlyArray<{ readonly Plan: PlanNode }>
-      const visited = rowsVisited(plan[0]!.Plan)
+      const visited = yield* rowsVisited(sql, recordStatement(sql, sql`a.id = ${id}`))
       assert.isBelow(visited, 100, `rows visited with ${2 * SENT_PER_DEVICE} updates sent`)
     }))
 })

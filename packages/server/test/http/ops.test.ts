@@ -56,6 +56,24 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("o
       assert.notInclude(text, device.id)
     }))
 
+  it.effect("garbage-collection pauses are counted as they happen, by kind", () =>
+    Effect.gen(function*() {
+      const minor = (text: string) => {
+        const value = (name: string) => Number(text.split("\n").find((l) => l.startsWith(`${name}{kind="minor"}`))?.split(" ").pop() ?? 0)
+        return { pauses: value("herald_gc_pauses_total"), seconds: value("herald_gc_pause_seconds_total") }
+      }
+      const before = minor((yield* rawFetch("/metrics")).body as string)
+      // Short-lived garbage well past the young generation's size: the server's process (this one) scavenges.
+      let kept = 0
+      for (let i = 0; i < 200_000; i++) kept += Array.from({ length: 64 }, (_, j) => ({ i, j })).length
+      assert.strictEqual(kept, 200_000 * 64)
+      const after = yield* eventually(
+        Effect.map(rawFetch("/metrics"), (m) => minor(m.body as string)),
+        (m) => m.pauses > before.pauses
+      )
+      assert.isAbove(after.seconds, before.seconds)
+    }))
+
   it.effect("both OpenAPI documents and the docs page are served", () =>
     Effect.gen(function*() {
       const agent = yield* rawFetch("/api/agent/openapi.json")

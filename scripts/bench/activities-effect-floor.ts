@@ -11,7 +11,8 @@
  * each device, shared by concurrent sends: claim, record at the sandbox, mark
  * accepted. No authentication, actor system, logging, metrics, readiness,
  * milestones or record read: what remains is the stack's own cost of that
- * work. Every 5 s it prints its event-loop delay p99 (`eld <ms>`), measured
+ * work. Every 5 s it prints its event-loop delay p99, its time paused for
+ * garbage collection and its longest pause (`eld <ms> <ms> <ms>`), measured
  * as Herald measures its own.
  *
  * argv: databaseUrl port activities; prints the port, then serves activities
@@ -22,7 +23,7 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { liveActivityMessage } from "../../packages/server/src/activities/Cards.ts"
 import { batched } from "../../packages/server/src/db/Batching.ts"
 import { PAYLOAD_LIMIT, payloadBytes } from "../../packages/server/src/push/PushMessage.ts"
@@ -166,12 +167,23 @@ const Handlers = HttpApiBuilder.group(Api, "activities", Effect.fn(function*(han
     }))
 }))
 
-// The event-loop delay p99 of each 5 s window, as Herald's ProcessMetrics samples it.
+// Each 5 s window's event-loop delay p99, time paused for garbage collection and longest pause (ms), as
+// Herald's ProcessMetrics measures its own.
 const histogram = monitorEventLoopDelay({ resolution: 10 })
 histogram.enable()
+let gcPaused = 0
+let gcLongest = 0
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPaused += entry.duration
+    gcLongest = Math.max(gcLongest, entry.duration)
+  }
+}).observe({ entryTypes: ["gc"] })
 setInterval(() => {
-  process.stdout.write(`eld ${(histogram.percentile(99) / 1e6).toFixed(1)}\n`)
+  process.stdout.write(`eld ${(histogram.percentile(99) / 1e6).toFixed(1)} ${gcPaused.toFixed(1)} ${gcLongest.toFixed(1)}\n`)
   histogram.reset()
+  gcPaused = 0
+  gcLongest = 0
 }, 5_000).unref()
 
 const { database, port } = databaseFloorArgs("herald-activity-floor")

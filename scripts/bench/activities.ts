@@ -6,9 +6,9 @@
  * the load from a second process, activity-load.ts). Printed: update requests
  * per second and their latency, provider-accepted updates per second,
  * superseded snapshots, the most operations queued at once, event-loop delay
- * p99 (the server's own /metrics), the server's and the database's CPU time
- * per update request, and memory per activity; then the same load against the
- * stack's floor (activities-effect-floor.ts).
+ * p99 and garbage-collection pauses (the server's own /metrics), the server's
+ * and the database's CPU time per update request, and memory per activity;
+ * then the same load against the stack's floor (activities-effect-floor.ts).
  * Target: the server keeps up (takes at least 90 % of the offered updates,
  * queued work never beyond one snapshot per device per activity) with
  * event-loop delay p99 under 50 ms.
@@ -33,9 +33,9 @@ const SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? 20)
 const WARMUP_SECONDS = 10
 const RATE = 10
 
-/** activity-load.ts's arguments: where, as whom, for how long, which activities. */
-const loadArgs = (baseUrl: string, secret: string, ids: ReadonlyArray<string>, seconds: number) =>
-  [baseUrl, secret, String(seconds), String(RATE), ...ids]
+/** activity-load.ts's arguments: where, as whom, the warm-up and the measured seconds, which activities. */
+const loadArgs = (baseUrl: string, secret: string, ids: ReadonlyArray<string>) =>
+  [baseUrl, secret, String(WARMUP_SECONDS), String(SECONDS), String(RATE), ...ids]
 
 const count = async (db: pg.Client, query: string) => (await db.query(query)).rows[0].n as number
 const queuedNow = (db: pg.Client) =>
@@ -67,6 +67,9 @@ const metric = (text: string, name: string) => {
   const line = text.split("\n").find((l) => l.startsWith(name))
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
 }
+/** The sum of a metric's series (every label set). */
+const metricSum = (text: string, name: string) =>
+  text.split("\n").filter((l) => l.startsWith(`${name}{`)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
 
 
 export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<boolean> => {
@@ -116,36 +119,42 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
     return id
   })
 
-  // A warm-up at the offered rate (connections opened, code optimised), then the measured load. Ten
-  // seconds, two of the server's 5 s event-loop windows: the first window read during the load (the last
-  // one completed) then lies under the same load, not over the setup.
-  await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities, WARMUP_SECONDS))
-
-  // Sample the server's own event-loop delay and the queue depth while loading.
+  // One continuous load: a warm-up at the offered rate (connections opened, code optimised), then the
+  // measured seconds. Ten seconds, two of the server's 5 s event-loop windows: the first window read
+  // while measuring (the last one completed) lies under the same load, not over the setup.
   const loopP99: Array<number> = []
+  let longestGc = 0
   let maxQueued = 0
-  const sampler = setInterval(() => {
-    Promise.all([fetch(`${baseUrl}/metrics`).then((r) => r.text()), queuedNow(db)]).then(([text, queued]) => {
-      loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
-      maxQueued = Math.max(maxQueued, queued)
-    }, (error) => console.error(`live activities sampler: ${error}`))
-  }, 1000)
-
-  // The database's share: its backends serving this database (the server's pool) over the load.
-  const databaseSince = await databaseCpu(db, "herald")
-  const acceptedBefore = await acceptedUpdates(db)
-  const loadBefore = await (await fetch(`${baseUrl}/metrics`)).text()
-  const serverBefore = cpuSeconds(pid)
-  const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities, SECONDS))
-  const cpu = { server: cpuSeconds(pid) - serverBefore, database: await databaseSince() }
-  const accepted = (await acceptedUpdates(db)) - acceptedBefore
-  const loadAfter = await (await fetch(`${baseUrl}/metrics`)).text()
+  let sampler: ReturnType<typeof setInterval> | undefined
+  const measuring: { baselines?: Promise<{ databaseSince: () => Promise<number>; accepted: number; metrics: string; server: number }> } = {}
+  const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities), () => {
+    // The server's CPU, its database backends' (the server's pool), what it sent and counted, from here.
+    const server = cpuSeconds(pid)
+    measuring.baselines = Promise.all([databaseCpu(db, "herald"), acceptedUpdates(db), fetch(`${baseUrl}/metrics`).then((r) => r.text())])
+      .then(([databaseSince, accepted, metrics]) => ({ databaseSince, accepted, metrics, server }))
+    // Sample the server's own event-loop delay and the queue depth while measuring.
+    sampler = setInterval(() => {
+      Promise.all([fetch(`${baseUrl}/metrics`).then((r) => r.text()), queuedNow(db)]).then(([text, queued]) => {
+        loopP99.push(metric(text, "herald_event_loop_delay_p99_seconds") * 1000)
+        longestGc = Math.max(longestGc, metric(text, "herald_gc_pause_max_seconds") * 1000)
+        maxQueued = Math.max(maxQueued, queued)
+      }, (error) => console.error(`live activities sampler: ${error}`))
+    }, 1000)
+  })
   clearInterval(sampler)
+  if (measuring.baselines === undefined) throw new Error("activity-load.ts never started measuring")
+  const start = await measuring.baselines
+  const cpu = { server: cpuSeconds(pid) - start.server, database: await start.databaseSince() }
+  const accepted = (await acceptedUpdates(db)) - start.accepted
+  const loadBefore = start.metrics
+  const loadAfter = await (await fetch(`${baseUrl}/metrics`)).text()
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
   const stillQueued = await queuedNow(db)
   // Replaced in place, a superseded snapshot leaves no row: the server counts them (over the measured load).
   const superseded = metric(loadAfter, "herald_live_activity_superseded_total") - metric(loadBefore, "herald_live_activity_superseded_total")
+  // Time the server stood still for garbage collection over the measured load (every pause stops the event loop).
+  const gcShare = (metricSum(loadAfter, "herald_gc_pause_seconds_total") - metricSum(loadBefore, "herald_gc_pause_seconds_total")) / SECONDS
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
   const floor = await measureFloor(databaseUrl, db)
   await db.end()
@@ -162,11 +171,13 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   console.log(`device updates accepted by the provider: ${(accepted / SECONDS).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
   console.log(`event-loop delay p99 (server, 5 s windows read each second): worst ${worstLoop.toFixed(1)} ms (${windows}); server heap growth over the run ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB per activity (its actor and not yet collected garbage: GC timing shows)`)
+  console.log(`garbage collection (server): paused ${(gcShare * 100).toFixed(1)} % of the time, longest pause ${longestGc.toFixed(1)} ms`)
   const floorErrors = floor.load.non2xx + floor.load.errors + floor.load.timeouts
   console.log(`floor, bare HttpApi + sql-pg (activities-effect-floor.ts): ${(floor.load.total / SECONDS).toFixed(0)}/s, p50 ${floor.load.p50} ms, ` +
     `p99 ${floor.load.p99} ms, ${floorErrors} errors; event-loop delay p99 worst ${floor.worstLoop.toFixed(1)} ms (${floor.windows}); ` +
     `CPU per update request: server ${floor.serverMs.toFixed(2)} ms, PostgreSQL ${floor.databaseMs.toFixed(2)} ms; ` +
-    `${(floor.delivered / SECONDS).toFixed(0)} device updates/s delivered`)
+    `${(floor.delivered / SECONDS).toFixed(0)} device updates/s delivered; ` +
+    `garbage collection: paused ${(floor.gcShare * 100).toFixed(1)} % of the time, longest pause ${floor.longestGc.toFixed(1)} ms`)
   console.log(`ratio herald/floor: ${(load.total / Math.max(1, floor.load.total)).toFixed(2)}`)
   // Keeping up means taking the offered updates too, not only bounding the queue behind them.
   const taken = load.total / SECONDS / (ACTIVITIES * RATE)
@@ -184,35 +195,53 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
  * device updates it delivered.
  */
 const measureFloor = async (databaseUrl: string, db: pg.Client) => {
-  const server = spawn(process.execPath, [path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
+  const floor = spawn(process.execPath, [path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
     stdio: ["ignore", "pipe", "inherit"]
   })
   try {
-    const lines = createInterface({ input: server.stdout })
+    const lines = createInterface({ input: floor.stdout })
     const loop: Array<number> = []
+    const gc = { paused: 0, longest: 0 }
     let measuring = false
     const port = await new Promise<string>((resolve, reject) => {
       lines.on("line", (line) => {
-        if (!line.startsWith("eld ")) resolve(line.trim())
-        else if (measuring) loop.push(Number(line.slice(4)))
+        if (!line.startsWith("eld ")) return resolve(line.trim())
+        if (!measuring) return
+        const [, p99, paused, longest] = line.split(" ").map(Number)
+        loop.push(p99!)
+        gc.paused += paused!
+        gc.longest = Math.max(gc.longest, longest!)
       })
-      server.once("exit", (code) => reject(new Error(`activities-effect-floor.ts exited ${code} before serving`)))
+      floor.once("exit", (code) => reject(new Error(`activities-effect-floor.ts exited ${code} before serving`)))
     })
     const url = `http://127.0.0.1:${port}`
     const ids = Array.from({ length: ACTIVITIES }, (_, i) => `fa_${i}`)
-    await runJson("activity-load.ts", loadArgs(url, "floor", ids, WARMUP_SECONDS))
-    const databaseSince = await databaseCpu(db, "herald-activity-floor")
-    const deliveredBefore = await floorDeliveries(db)
-    const serverBefore = cpuSeconds(server.pid!)
-    measuring = true
-    const load = await runJson("activity-load.ts", loadArgs(url, "floor", ids, SECONDS))
+    const started: { baselines?: Promise<{ databaseSince: () => Promise<number>; delivered: number; server: number }> } = {}
+    const load = await runJson("activity-load.ts", loadArgs(url, "floor", ids), () => {
+      const server = cpuSeconds(floor.pid!)
+      measuring = true
+      started.baselines = Promise.all([databaseCpu(db, "herald-activity-floor"), floorDeliveries(db)])
+        .then(([databaseSince, delivered]) => ({ databaseSince, delivered, server }))
+    })
     measuring = false
+    if (started.baselines === undefined) throw new Error("activity-load.ts never started measuring")
+    const before = await started.baselines
     const total = Math.max(1, load.total)
-    const serverMs = (cpuSeconds(server.pid!) - serverBefore) * 1000 / total
-    const databaseMs = (await databaseSince()) * 1000 / total
-    const delivered = (await floorDeliveries(db)) - deliveredBefore
-    return { load, serverMs, databaseMs, delivered, worstLoop: Math.max(0, ...loop), windows: loop.map((v) => v.toFixed(0)).join(", ") }
+    const serverMs = (cpuSeconds(floor.pid!) - before.server) * 1000 / total
+    const databaseMs = (await before.databaseSince()) * 1000 / total
+    const delivered = (await floorDeliveries(db)) - before.delivered
+    return {
+      load,
+      serverMs,
+      databaseMs,
+      delivered,
+      worstLoop: Math.max(0, ...loop),
+      windows: loop.map((v) => v.toFixed(0)).join(", "),
+      // Over the windows that completed while measuring (5 s each).
+      gcShare: loop.length === 0 ? 0 : gc.paused / (loop.length * 5000),
+      longestGc: gc.longest
+    }
   } finally {
-    server.kill("SIGKILL")
+    floor.kill("SIGKILL")
   }
 }

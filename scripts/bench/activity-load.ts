@@ -8,14 +8,18 @@
  * hide its queue by delaying the load (coordinated omission).
  * autocannon's per-connection rate is no substitute: it sends each second's
  * quota back to back at the top of the second, all connections at once.
- * argv: baseUrl token seconds rate activityId…; results as JSON (loadReport.ts's shape).
+ * The warm-up is the same load on the same connections: when it ends the
+ * process prints `measuring`, and only updates due from then on are counted,
+ * so what is measured is a steady load, not a change of load processes.
+ * argv: baseUrl token warmupSeconds seconds rate activityId…; results as JSON
+ * (loadReport.ts's shape).
  */
 import { Agent, request } from "node:http"
 
-const [baseUrl, token, seconds, rate, ...ids] = process.argv.slice(2)
+const [baseUrl, token, warmup, seconds, rate, ...ids] = process.argv.slice(2)
 const url = new URL(baseUrl!)
 const interval = 1000 / Number(rate)
-const total = Number(rate) * Number(seconds)
+const total = Number(rate) * (Number(warmup) + Number(seconds))
 const TIMEOUT_MS = 10_000
 
 const latencies: Array<number> = []
@@ -23,8 +27,8 @@ let non2xx = 0
 let errors = 0
 let timeouts = 0
 
-/** Answers whether the update was taken (a 2xx answer). */
-const send = (agent: Agent, id: string, n: number) =>
+/** Whether the update was taken (a 2xx answer); failures are counted when `counted`. */
+const send = (agent: Agent, id: string, n: number, counted: boolean) =>
   new Promise<boolean>((resolve) => {
     const body = JSON.stringify({ props: { progress: Math.min(1, n / total), status: `step ${n}` } })
     const req = request({
@@ -37,22 +41,22 @@ const send = (agent: Agent, id: string, n: number) =>
       timeout: TIMEOUT_MS
     }, (res) => {
       const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299
-      if (!ok) non2xx++
+      if (!ok && counted) non2xx++
       res.resume()
       res.on("end", () => resolve(ok))
       res.on("error", () => {
-        if (!timedOut) errors++
+        if (!timedOut && counted) errors++
         resolve(false)
       })
     })
     let timedOut = false
     req.on("timeout", () => {
       timedOut = true
-      timeouts++
+      if (counted) timeouts++
       req.destroy()
     })
     req.on("error", () => {
-      if (!timedOut) errors++
+      if (!timedOut && counted) errors++
       resolve(false)
     })
     req.end(body)
@@ -61,7 +65,9 @@ const send = (agent: Agent, id: string, n: number) =>
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())))
 
 const start = performance.now() + 50
-const end = start + Number(seconds) * 1000
+const measureFrom = start + Number(warmup) * 1000
+const end = measureFrom + Number(seconds) * 1000
+setTimeout(() => process.stdout.write("measuring\n"), measureFrom - performance.now())
 await Promise.all(ids.map(async (id, i) => {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   // Phases spread evenly over one interval.
@@ -69,8 +75,9 @@ await Promise.all(ids.map(async (id, i) => {
   // Until the end: what a slow server did not take by then was not taken.
   for (let n = 1; due < end && performance.now() < end; n++, due += interval) {
     await sleepUntil(due)
-    // Only updates taken count (in the rate and the latencies); the rest are counted apart.
-    if (await send(agent, id, n)) latencies.push(performance.now() - due)
+    // Only updates due once measuring and taken count (in the rate and the latencies); failures are counted apart.
+    const counted = due >= measureFrom
+    if (await send(agent, id, n, counted) && counted) latencies.push(performance.now() - due)
   }
   agent.destroy()
 }))

@@ -1,6 +1,7 @@
 /** What the bench parts share: reading JSON answers, and running a load process whose one JSON line is its result. */
 import { spawn } from "node:child_process"
 import * as path from "node:path"
+import { createInterface } from "node:readline"
 
 /** What a load process reports (loadReport.ts). */
 export interface LoadResult {
@@ -19,11 +20,18 @@ export const json = async (response: Response) => {
   return response.json() as Promise<Record<string, any>>
 }
 
-/** Runs a script of this folder in its own Node.js process and parses what it prints. */
-export const runJson = <A = LoadResult>(script: string, args: ReadonlyArray<string>) =>
+/**
+ * Runs a script of this folder in its own Node.js process and parses the JSON
+ * line it prints last; `onMeasuring` is called when it prints `measuring` (a
+ * load whose warm-up is over).
+ */
+export const runJson = <A = LoadResult>(script: string, args: ReadonlyArray<string>, onMeasuring?: () => void) =>
   new Promise<A>((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(import.meta.dirname, script), ...args], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${script} exited ${code}`))))
+    const lines: Array<string> = []
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line === "measuring") onMeasuring?.()
+      else lines.push(line)
+    })
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(lines.at(-1) ?? "")) : reject(new Error(`${script} exited ${code}`))))
   })

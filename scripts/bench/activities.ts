@@ -126,12 +126,15 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   let longestGc = 0
   let maxQueued = 0
   let sampler: ReturnType<typeof setInterval> | undefined
-  const measuring: { baselines?: Promise<{ databaseSince: () => Promise<number>; accepted: number; metrics: string; server: number }> } = {}
+  const measuring: {
+    baselines?: Promise<{ databaseSince: () => Promise<number>; accepted: number; metrics: string; server: number; at: number }>
+  } = {}
   const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities), () => {
     // The server's CPU, its database backends' (the server's pool), what it sent and counted, from here.
     const server = cpuSeconds(pid)
+    const at = performance.now()
     measuring.baselines = Promise.all([databaseCpu(db, "herald"), acceptedUpdates(db), fetch(`${baseUrl}/metrics`).then((r) => r.text())])
-      .then(([databaseSince, accepted, metrics]) => ({ databaseSince, accepted, metrics, server }))
+      .then(([databaseSince, accepted, metrics]) => ({ databaseSince, accepted, metrics, server, at }))
     // Sample the server's own event-loop delay and the queue depth while measuring.
     sampler = setInterval(() => {
       Promise.all([fetch(`${baseUrl}/metrics`).then((r) => r.text()), queuedNow(db)]).then(([text, queued]) => {
@@ -148,13 +151,15 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   const accepted = (await acceptedUpdates(db)) - start.accepted
   const loadBefore = start.metrics
   const loadAfter = await (await fetch(`${baseUrl}/metrics`)).text()
+  const measuredSeconds = (performance.now() - start.at) / 1000
   await new Promise((r) => setTimeout(r, 2500)) // the last paced snapshots go out
   const after = await (await fetch(`${baseUrl}/metrics`)).text()
   const stillQueued = await queuedNow(db)
   // Replaced in place, a superseded snapshot leaves no row: the server counts them (over the measured load).
   const superseded = metric(loadAfter, "herald_live_activity_superseded_total") - metric(loadBefore, "herald_live_activity_superseded_total")
   // Time the server stood still for garbage collection over the measured load (every pause stops the event loop).
-  const gcShare = (metricSum(loadAfter, "herald_gc_pause_seconds_total") - metricSum(loadBefore, "herald_gc_pause_seconds_total")) / SECONDS
+  const gcShare = (metricSum(loadAfter, "herald_gc_pause_seconds_total") - metricSum(loadBefore, "herald_gc_pause_seconds_total")) /
+    measuredSeconds
   const heapPerActivity = (metric(after, "herald_process_heap_used_bytes") - metric(before, "herald_process_heap_used_bytes")) / ACTIVITIES
   const floor = await measureFloor(databaseUrl, db)
   await db.end()

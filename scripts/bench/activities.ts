@@ -43,6 +43,9 @@ const queuedNow = (db: pg.Client) =>
 const acceptedUpdates = (db: pg.Client) =>
   count(db, "SELECT count(*)::int AS n FROM live_activity_operations WHERE op = 'update' AND status = 'accepted'")
 const floorDeliveries = (db: pg.Client) => count(db, "SELECT count(*)::int AS n FROM fa_deliveries")
+/** Transactions the database committed or rolled back (a statement outside a transaction is one): its round trips' count. */
+const transactions = (db: pg.Client) =>
+  count(db, "SELECT (xact_commit + xact_rollback)::int AS n FROM pg_stat_database WHERE datname = current_database()")
 const backendsOf = async (db: pg.Client, application: string) =>
   (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [application]))
     .rows.map((r) => r.pid as number)
@@ -127,14 +130,14 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   let maxQueued = 0
   let sampler: ReturnType<typeof setInterval> | undefined
   const measuring: {
-    baselines?: Promise<{ databaseSince: () => Promise<number>; accepted: number; metrics: string; server: number; at: number }>
+    baselines?: Promise<{ databaseSince: () => Promise<number>; accepted: number; transactions: number; metrics: string; server: number; at: number }>
   } = {}
   const load = await runJson("activity-load.ts", loadArgs(baseUrl, token.secret, activities), () => {
     // The server's CPU, its database backends' (the server's pool), what it sent and counted, from here.
     const server = cpuSeconds(pid)
     const at = performance.now()
-    measuring.baselines = Promise.all([databaseCpu(db, "herald"), acceptedUpdates(db), fetch(`${baseUrl}/metrics`).then((r) => r.text())])
-      .then(([databaseSince, accepted, metrics]) => ({ databaseSince, accepted, metrics, server, at }))
+    measuring.baselines = Promise.all([databaseCpu(db, "herald"), acceptedUpdates(db), transactions(db), fetch(`${baseUrl}/metrics`).then((r) => r.text())])
+      .then(([databaseSince, accepted, transactions, metrics]) => ({ databaseSince, accepted, transactions, metrics, server, at }))
     // Sample the server's own event-loop delay and the queue depth while measuring.
     sampler = setInterval(() => {
       Promise.all([fetch(`${baseUrl}/metrics`).then((r) => r.text()), queuedNow(db)]).then(([text, queued]) => {
@@ -149,6 +152,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   const start = await measuring.baselines
   const cpu = { server: cpuSeconds(pid) - start.server, database: await start.databaseSince() }
   const accepted = (await acceptedUpdates(db)) - start.accepted
+  const transacted = (await transactions(db)) - start.transactions
   const loadBefore = start.metrics
   const loadAfter = await (await fetch(`${baseUrl}/metrics`)).text()
   const measuredSeconds = (performance.now() - start.at) / 1000
@@ -172,7 +176,8 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up\n`)
   console.log(`update requests: ${(load.total / SECONDS).toFixed(0)}/s (offered ${ACTIVITIES * RATE}/s), p50 ${load.p50} ms, p99 ${load.p99} ms, ${errors} errors`)
   console.log(`CPU per update request: server ${(cpu.server * 1000 / load.total).toFixed(2)} ms (${(cpu.server / SECONDS * 100).toFixed(0)} % of a core), ` +
-    `PostgreSQL ${(cpu.database * 1000 / load.total).toFixed(2)} ms (${(cpu.database / SECONDS * 100).toFixed(0)} % of a core; deliveries included)`)
+    `PostgreSQL ${(cpu.database * 1000 / load.total).toFixed(2)} ms (${(cpu.database / SECONDS * 100).toFixed(0)} % of a core; deliveries included); ` +
+    `${(transacted / load.total).toFixed(2)} database transactions per update request`)
   console.log(`device updates accepted by the provider: ${(accepted / SECONDS).toFixed(0)}/s (${accepted} in all); superseded: ${superseded}`)
   console.log(`operations queued at once: at most ${maxQueued} (limit ${limit}: one snapshot per device per activity); ${stillQueued} left after the run`)
   console.log(`event-loop delay p99 (server, 5 s windows read each second): worst ${worstLoop.toFixed(1)} ms (${windows}); server heap growth over the run ≈ ${(heapPerActivity / 1024).toFixed(1)} KiB per activity (its actor and not yet collected garbage: GC timing shows)`)
@@ -181,6 +186,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   console.log(`floor, bare HttpApi + sql-pg (activities-effect-floor.ts): ${(floor.load.total / SECONDS).toFixed(0)}/s, p50 ${floor.load.p50} ms, ` +
     `p99 ${floor.load.p99} ms, ${floorErrors} errors; event-loop delay p99 worst ${floor.worstLoop.toFixed(1)} ms (${floor.windows}); ` +
     `CPU per update request: server ${floor.serverMs.toFixed(2)} ms, PostgreSQL ${floor.databaseMs.toFixed(2)} ms; ` +
+    `${floor.transactionsPerUpdate.toFixed(2)} database transactions per update request; ` +
     `${(floor.delivered / SECONDS).toFixed(0)} device updates/s delivered; ` +
     `garbage collection: paused ${(floor.gcShare * 100).toFixed(1)} % of the time, longest pause ${floor.longestGc.toFixed(1)} ms`)
   console.log(`ratio herald/floor: ${(load.total / Math.max(1, floor.load.total)).toFixed(2)}`)
@@ -221,12 +227,12 @@ const measureFloor = async (databaseUrl: string, db: pg.Client) => {
     })
     const url = `http://127.0.0.1:${port}`
     const ids = Array.from({ length: ACTIVITIES }, (_, i) => `fa_${i}`)
-    const started: { baselines?: Promise<{ databaseSince: () => Promise<number>; delivered: number; server: number }> } = {}
+    const started: { baselines?: Promise<{ databaseSince: () => Promise<number>; delivered: number; transactions: number; server: number }> } = {}
     const load = await runJson("activity-load.ts", loadArgs(url, "floor", ids), () => {
       const server = cpuSeconds(floor.pid!)
       measuring = true
-      started.baselines = Promise.all([databaseCpu(db, "herald-activity-floor"), floorDeliveries(db)])
-        .then(([databaseSince, delivered]) => ({ databaseSince, delivered, server }))
+      started.baselines = Promise.all([databaseCpu(db, "herald-activity-floor"), floorDeliveries(db), transactions(db)])
+        .then(([databaseSince, delivered, transactions]) => ({ databaseSince, delivered, transactions, server }))
     })
     measuring = false
     if (started.baselines === undefined) throw new Error("activity-load.ts never started measuring")
@@ -235,11 +241,13 @@ const measureFloor = async (databaseUrl: string, db: pg.Client) => {
     const serverMs = (cpuSeconds(floor.pid!) - before.server) * 1000 / total
     const databaseMs = (await before.databaseSince()) * 1000 / total
     const delivered = (await floorDeliveries(db)) - before.delivered
+    const transactionsPerUpdate = ((await transactions(db)) - before.transactions) / total
     return {
       load,
       serverMs,
       databaseMs,
       delivered,
+      transactionsPerUpdate,
       worstLoop: Math.max(0, ...loop),
       windows: loop.map((v) => v.toFixed(0)).join(", "),
       // Over the windows that completed while measuring (5 s each).

@@ -1,8 +1,9 @@
 /**
  * Reply events are delivered at least once: a real `herald serve` is killed
  * (SIGKILL) while its request to the receiver is in flight; after the restart
- * the delivery's lease lapses and the event is sent again with the same
- * `webhook-id` and body, so the receiver can deduplicate.
+ * the delivery's lease lapses, the attempt the crash cut short is logged as
+ * interrupted (the receiver got it), and the event is sent again with the
+ * same `webhook-id` and body, so the receiver can deduplicate.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
@@ -19,7 +20,7 @@ const clients = (baseUrl: string, session: string, token: string) =>
     agent: Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token, retries: 0 }))
   })
 
-/** Polls for up to a minute (a lease lapses 15 s after its attempt began). */
+/** Polls for up to a minute (a lease lapses 15 s after its attempt began; the sweeper looks every 5 s). */
 const within = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
   Effect.gen(function*() {
     for (let i = 0; i < 600; i++) {
@@ -65,6 +66,16 @@ describe("reply event delivery across a crash", () => {
       const after = yield* clients(second.baseUrl, session.token, token.secret)
       // Recorded once the receiver's answer is in, just after the test has seen the request.
       const read = yield* eventually(after.agent.webhooks.get({ params: { id: webhook.id } }), (w) => w.deliveries[0]?.status === "delivered")
-      assert.strictEqual(read.deliveries[0]?.id, cut!.headers["webhook-id"])
+      const delivery = read.deliveries[0]!
+      assert.strictEqual(delivery.id, cut!.headers["webhook-id"])
+      // Both requests the receiver got are logged: the cut one with no answer, the resent one delivered.
+      assert.strictEqual(delivery.attempts, 2)
+      assert.deepStrictEqual(delivery.attemptLog.map((a) => [a.attempt, a.status, a.responseCode]), [
+        [1, "retrying", null],
+        [2, "delivered", 204]
+      ])
+      assert.match(delivery.attemptLog[0]!.error ?? "", /interrupted/)
+      // The cut attempt is dated when it began, before the crash; the resent one after the restart.
+      assert.isTrue(Date.parse(delivery.attemptLog[0]!.attemptedAt) <= Date.parse(delivery.attemptLog[1]!.attemptedAt))
     })), { timeout: 120_000 })
 })

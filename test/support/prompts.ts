@@ -1,11 +1,35 @@
 /**
- * Test helpers for prompts: moving a prompt's deadline (what the passage of
- * time would do, without waiting an hour) and a local receiver for reply
- * webhooks that records what arrives and answers as told.
+ * Test helpers for prompts: the service on a database the test holds (to
+ * restart it, or to run its actor runtime at a limit), moving a prompt's
+ * deadline (what the passage of time would do, without waiting an hour) and a
+ * local receiver for reply webhooks that records what arrives and answers as
+ * told.
  */
-import { Effect } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
+import type { ShardingConfig } from "effect/cluster"
+import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
+import { ClusterTuning } from "../../packages/server/src/cluster/Cluster.ts"
+import { CapabilitiesLayer, serviceLayer } from "../../packages/server/src/runtime/Server.ts"
+import { TestServer } from "./server.ts"
+
+/**
+ * The service (routes and workers, as `herald serve` runs them) on the
+ * database the caller provides: built again on the same database, it is a
+ * restart. `tuning` overrides the actor runtime's sharding settings.
+ */
+export const serviceOnDatabase = (tuning: Partial<ShardingConfig.ShardingConfig["Service"]> = {}) =>
+  Layer.effect(TestServer, Effect.map(HttpServer.HttpServer, (server) => {
+    if (server.address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
+    return { baseUrl: `http://127.0.0.1:${server.address.port}` }
+  })).pipe(
+    Layer.provideMerge(serviceLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(CapabilitiesLayer.pipe(
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))),
+      Layer.provide(Layer.succeed(ClusterTuning, tuning))
+    ))
+  )
 
 /**
  * Moves a pending prompt's deadline to `atMillis`: its row and its durable

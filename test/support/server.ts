@@ -9,7 +9,7 @@ import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { randomBytes } from "node:crypto"
 import { Identity } from "../../packages/server/src/identity/Identity.ts"
-import { CapabilitiesLayer, httpServerLayer } from "../../packages/server/src/runtime/Server.ts"
+import { CapabilitiesLayer, serviceLayer } from "../../packages/server/src/runtime/Server.ts"
 import { TestSqlLayer } from "./database.ts"
 
 export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("test/TestServer") {}
@@ -20,12 +20,13 @@ const addressLayer = Layer.effect(TestServer, Effect.map(HttpServer.HttpServer, 
 }))
 
 /**
- * The service and its database; tests reach it over HTTP (and Identity for set-up). `env` stands in
- * for the process environment of the service's settings (rate limits, push delivery, …).
+ * The service (routes and workers, as `herald serve` composes them) and its database; tests reach
+ * it over HTTP (and Identity for set-up). `env` stands in for the process environment of the
+ * service's settings (rate limits, push delivery — `HERALD_PUSH_PAUSED: "true"` runs no outbox drain —, …).
  */
 export const testServerLayer = (env: Record<string, string> = {}) =>
   addressLayer.pipe(
-    Layer.provideMerge(httpServerLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(serviceLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(CapabilitiesLayer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))),
     Layer.provideMerge(TestSqlLayer)
   )

@@ -2,11 +2,13 @@
 /**
  * The `herald` executable: `serve`, `migrate`, `admin user create`,
  * `admin session create`. A failure prints one line on stderr (the error's
- * message, never a stack trace for an expected error) and exits 1.
+ * message, never a stack trace for an expected error) and exits 1; a usage
+ * error (unknown command or flag, a missing flag) prints the help and the
+ * reason and exits 2; a bare `herald` prints the help and exits 0.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit } from "effect"
-import { Command } from "effect/cli"
+import { Cause, Console, Effect, Exit, Predicate } from "effect"
+import { CliError, Command } from "effect/cli"
 import { admin } from "./commands/admin.ts"
 import { migrate } from "./commands/migrate.ts"
 import { serve } from "./commands/serve.ts"
@@ -30,15 +32,37 @@ const describe = (error: unknown): string => {
   return String(error)
 }
 
+/** `serve` could not listen: say which address and what to change, not just `ServeError`. */
+const describeListen = (error: unknown): string | undefined => {
+  if (!Predicate.isTagged(error, "ServeError") || !Predicate.hasProperty(error, "cause")) return undefined
+  const cause = error.cause as { readonly code?: unknown; readonly address?: unknown; readonly port?: unknown }
+  if (typeof cause !== "object" || cause === null || typeof cause.code !== "string") return undefined
+  // Node's listen error names the address and port it tried.
+  const where = cause.address === undefined ? "the configured HOST and PORT" : `${String(cause.address)}:${String(cause.port)}`
+  switch (cause.code) {
+    case "EADDRINUSE":
+      return `${where} is already in use (EADDRINUSE); set PORT or HOST`
+    case "EACCES":
+      return `${where} needs privileges this process lacks (EACCES); set PORT above 1023`
+    case "EADDRNOTAVAIL":
+      return `${where} is not an address of this machine (EADDRNOTAVAIL); set HOST`
+    default:
+      return `cannot listen on ${where} (${cause.code})`
+  }
+}
+
+/** Exit codes: 0 success or help, 1 a failure, 2 a usage error (its reason already on stderr, with the help). */
+const exitWith = (code: number) => Effect.sync(() => { process.exitCode = code })
+
 herald.pipe(
   Command.run({ version: "1.0.0" }),
-  Effect.catchCause((cause) =>
-    Cause.hasInterruptsOnly(cause)
-      ? Effect.void
-      : Effect.flatMap(
-        Console.error(`herald: ${describe(Cause.squash(cause))}`),
-        () => Effect.sync(() => { process.exitCode = 1 })
-      )),
+  Effect.catchCause((cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.void
+    const error = Cause.squash(cause)
+    // effect/cli has already printed the help (and any parse errors) for these.
+    if (CliError.isCliError(error) && error._tag === "ShowHelp") return exitWith(error.errors.length === 0 ? 0 : 2)
+    return Effect.flatMap(Console.error(`herald: ${describeListen(error) ?? describe(error)}`), () => exitWith(1))
+  }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     // SIGTERM/SIGINT interrupt `serve`: a graceful stop is a success (exit 0).

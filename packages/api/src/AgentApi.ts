@@ -14,6 +14,7 @@ import { InboxGroup } from "./agent/Inbox.ts"
 import { InteractionsGroup } from "./agent/Interactions.ts"
 import { WebhooksGroup } from "./agent/Webhooks.ts"
 import { TokensGroup } from "./agent/Tokens.ts"
+import { errorSchemasAsSent } from "./errors.ts"
 import { RequestErrors } from "./Security.ts"
 
 export const AgentApiTitle = "Scoped Agent API"
@@ -45,6 +46,7 @@ export class AgentApi extends HttpApi.make("agent")
   .annotateMerge(OpenApi.annotations({
     title: AgentApiTitle,
     version: "1.0.0",
+    transform: errorSchemasAsSent,
     description: AgentApiDescription
   }))
 {}

@@ -8,6 +8,7 @@ import { PersonDevicesGroup } from "./app/Devices.ts"
 import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
 import { PersonTokensGroup } from "./app/Tokens.ts"
+import { errorSchemasAsSent } from "./errors.ts"
 import { RequestErrors } from "./Security.ts"
 
 export class AppApi extends HttpApi.make("app")
@@ -27,6 +28,7 @@ export class AppApi extends HttpApi.make("app")
   .annotateMerge(OpenApi.annotations({
     title: "Herald Person API",
     version: "1.0.0",
+    transform: errorSchemasAsSent,
     description: "What the phone app and a signed-in person use: the human-only actions (creating API tokens, " +
       "registering devices, answering prompts) that the Scoped Agent API deliberately lacks. Bearer session tokens."
   }))

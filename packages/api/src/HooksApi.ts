@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ImageUrl, TapUrl } from "./domain/Common.ts"
-import { NotFound, RateLimited } from "./errors.ts"
+import { errorSchemasAsSent, NotFound, RateLimited } from "./errors.ts"
 import { WebhookToken } from "./Params.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -58,6 +58,7 @@ export class HooksApi extends HttpApi.make("hooks")
   .annotateMerge(OpenApi.annotations({
     title: "Herald inbound webhooks",
     version: "1.0.0",
+    transform: errorSchemasAsSent,
     description: "Where webhook services receive deliveries. The URL is the credential; no bearer token."
   }))
 {}

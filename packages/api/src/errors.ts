@@ -210,6 +210,24 @@ export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("Servic
   ...body("ServiceUnavailable", "SERVICE_UNAVAILABLE")
 }, { httpApiStatus: 503, description: "A dependency is unavailable (`SERVICE_UNAVAILABLE`)." }) {}
 
+/**
+ * The OpenAPI document as the wire has it: `_tag` is filled on decode and
+ * omitted on encode (`tagDefaultOmit`), so no error body carries it; the
+ * generated error schemas list it all the same. Given to each API as its
+ * OpenAPI `transform`, this drops it from every error schema (those with a
+ * `code`).
+ */
+export const errorSchemasAsSent = (spec: Record<string, any>): Record<string, any> => {
+  const schemas: Record<string, { properties?: Record<string, unknown>; required?: Array<string> }> = spec.components?.schemas ?? {}
+  for (const schema of Object.values(schemas)) {
+    const properties = schema.properties
+    if (properties === undefined || !("_tag" in properties) || !("code" in properties)) continue
+    delete properties._tag
+    if (schema.required !== undefined) schema.required = schema.required.filter((key) => key !== "_tag")
+  }
+  return spec
+}
+
 /** Errors every authenticated endpoint can answer, declared once on the security middleware. */
 export const AuthErrors = [Unauthorized, MissingScope] as const
 

@@ -106,9 +106,13 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
         "`id.timestamp.body` keyed by the base64 part of the secret). Deliveries retry after 5 s, 5 min, 30 min, 2 h, " +
         "5 h, 10 h and 10 h (±10 % jitter; eight attempts, then `failed`); 410 Gone fails at once and disables the " +
         "webhook. `isDefault: true` makes it the account default (clearing the flag on the account's other webhook). " +
-        "The URL must be `https://` and must not resolve to a loopback, private, link-local or metadata address: " +
-        "otherwise 400 `WEBHOOK_TARGET_REFUSED` (checked again on every attempt and redirect). An account keeps at " +
-        "most 50 reply webhooks (422 `LIMIT_REACHED`).",
+        "The URL must be `https://`; saving does not depend on DNS, so it refuses (400 `WEBHOOK_TARGET_REFUSED`) " +
+        "only what is known without a lookup: an IP literal in a loopback, private, link-local, metadata or reserved " +
+        "range, or `localhost` and names under it. Every attempt and redirect resolves the host and refuses a " +
+        "loopback, private, link-local or metadata address, or a name that does not resolve: that attempt fails " +
+        "and is logged (and retried like any failure). With the operator's private-network switch on, private and " +
+        "loopback targets are allowed, and plain `http://` only to a loopback address or `localhost`. An account " +
+        "keeps at most 50 reply webhooks (422 `LIMIT_REACHED`).",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.get("get", "/webhooks/:id", {
@@ -117,7 +121,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       error: NotFound
     }).pipe(agentOperation({
       summary: "Read a reply webhook and its recent deliveries",
-      description: "The webhook (header values redacted) and its 50 most recent deliveries with their attempt logs.",
+      description: "The webhook (header values redacted) and its 50 most recent deliveries with their attempt logs. " +
+        "Every attempt that was sent is logged, one cut short by a crash of the node sending it included: an " +
+        "attempt is recorded as begun before its request leaves, and one never completed is closed once its lease " +
+        "lapses (the attempt's 10 s bound + 5 s) with `responseCode: null`, `latencyMs: 0`, an `error` starting " +
+        "`interrupted:`, `attemptedAt` when it began, and `status` `retrying` (the event is sent again, with the " +
+        "same `webhook-id`) or `failed` (its last attempt, or a sample event).",
       scopes: ["services:read"]
     })),
     HttpApiEndpoint.patch("update", "/webhooks/:id", {

@@ -4,7 +4,7 @@ import { Ok, Timestamp } from "../domain/Common.ts"
 import { TokenCreated } from "../domain/Identity.ts"
 import { Scope } from "../domain/Scope.ts"
 import { NotFound } from "../errors.ts"
-import { ApiTokenList } from "../agent/Tokens.ts"
+import { ApiTokenList, tokensPaging, TokensQuery } from "../agent/Tokens.ts"
 import { personOperation } from "../Operation.ts"
 import { TokenId } from "../Params.ts"
 import { PersonAuth } from "../Security.ts"
@@ -28,9 +28,9 @@ export class PersonTokensGroup extends HttpApiGroup.make("tokens")
         "once; Herald stores only its SHA-256 hash. `scopes` are values of the Scope enumeration (duplicates are " +
         "collapsed); `expiresAt`, when given, must lie in the future."
     })),
-    HttpApiEndpoint.get("list", "/tokens", { success: ApiTokenList }).pipe(personOperation({
+    HttpApiEndpoint.get("list", "/tokens", { query: TokensQuery, success: ApiTokenList }).pipe(personOperation({
       summary: "List my API tokens",
-      description: "The person's API tokens, newest first; never secrets."
+      description: "The person's API tokens, newest first; never secrets. " + tokensPaging
     })),
     HttpApiEndpoint.delete("revoke", "/tokens/:id", { params: { id: TokenId }, success: Ok, error: NotFound }).pipe(
       personOperation({

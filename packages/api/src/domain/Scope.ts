@@ -26,5 +26,9 @@ export const Scopes = [
   "connectors:write"
 ] as const
 
-export const Scope = Schema.Literals(Scopes).annotate({ identifier: "Scope" })
+// An unknown scope name is answered with the list of valid ones (in `issues`).
+export const Scope = Schema.Literals(Scopes).annotate({
+  identifier: "Scope",
+  message: `Unknown scope; the scopes are: ${Scopes.join(", ")}.`
+})
 export type Scope = typeof Scope.Type

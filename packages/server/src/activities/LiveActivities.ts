@@ -1,42 +1,48 @@
 /**
- * The live-activities capability's rules: starting (capacity, keys,
- * replacement), updating and ending through each activity's entity, the
- * phone's update tokens, and a prompt's interactive card (started with the
- * prompt, ended when it ends). A sweep flushes activities whose queued work
- * was left due (by a restart, or an actor that stopped), after giving up the
- * claims of processes that died mid-send.
+ * The live-activities capability's agent rules: starting (target devices,
+ * capacity, keys, replacement), updating and ending through each activity's
+ * entity, and the phone's update tokens. A prompt's interactive card is
+ * PromptCards.ts; the sweep of work left due is Sweeper.ts (run by a worker,
+ * runtime/Workers.ts). Starts and ends are recorded in the activity feed.
  */
 import {
-  ActivityCapacityExceeded,
   ActivityKeyConflict,
-  ActivityPayloadTooLarge,
   Conflict,
   LiveActivityList,
   LiveActivityMutation,
   NoLiveActivityDevice,
   NotFound
 } from "@herald/api"
-import type { ActivityEnded, AgentPrincipal, Interaction, LiveActivity, StartActivityRequest, UpdateActivityRequest } from "@herald/api"
-import { Clock, Context, Duration, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
-import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
+import type {
+  ActivityCapacityExceeded,
+  ActivityEnded,
+  ActivityPayloadTooLarge,
+  AgentPrincipal,
+  Interaction,
+  LiveActivity,
+  ServiceUnavailable,
+  StartActivityRequest,
+  UpdateActivityRequest
+} from "@herald/api"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Credentials } from "../auth/Credentials.ts"
+import * as EntityCalls from "../cluster/EntityCalls.ts"
+import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
+import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { makeId } from "../lib/Ids.ts"
-import { Outbox } from "../push/Outbox.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
-import { ActivityExpireAt, LiveActivityEntity } from "./ActivityEntity.ts"
 import type { MutationOutcome } from "./ActivityEntity.ts"
-import { checkPayloadSize, endMessage, liveActivityMessage, promptCardStart, promptCardState } from "./Cards.ts"
-import { ActivitiesRepo, DEVICE_CAPACITY } from "./Repo.ts"
-import type { NewActivity } from "./Repo.ts"
+import { makeActorCalls } from "./ActorCalls.ts"
+import { capacityExceeded } from "./Capacity.ts"
+import { checkPayloadSize, endMessage, liveActivityMessage } from "./Cards.ts"
+import { concludeEntry, startedEntry } from "./FeedEntries.ts"
+import { LifecycleRepo } from "./LifecycleRepo.ts"
+import { makePromptCards } from "./PromptCards.ts"
+import { ReadModelRepo } from "./ReadModelRepo.ts"
+import type { NewActivity } from "./Rows.ts"
+import { makeSweeper } from "./Sweeper.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
 
-const SWEEP_INTERVAL = Duration.seconds(2)
-/**
- * A running actor wakes itself for its paced and backed-off operations; the
- * sweep takes only work left due longer than this (after the first sweep,
- * which takes everything a restart left).
- */
-const SWEEP_GRACE_MILLIS = 3_000
 /** Activity ids known to belong to a token (ownership never changes); bounded. */
 const OWNER_CACHE_SIZE = 50_000
 /** decisions.md: `expiresInSeconds` default. */
@@ -53,10 +59,6 @@ const notFound = new NotFound({ error: "Live activity not found." })
 const promptCardConflict = new Conflict({
   error: "This live activity is a prompt's card: it changes only with its prompt (answered, canceled or expired)."
 })
-const capacityExceeded = new ActivityCapacityExceeded({
-  error: `Every target device already shows ${DEVICE_CAPACITY} live activities.`,
-  limit: DEVICE_CAPACITY
-})
 
 const keyConflict = (key: string) =>
   new ActivityKeyConflict({ error: `A live activity with key "${key}" is still live; pass replace: true.` })
@@ -72,14 +74,17 @@ export class LiveActivities extends Context.Service<LiveActivities, {
   readonly get: (tokenId: string, identifier: string) => Effect.Effect<LiveActivity, NotFound>
   readonly start: (agent: AgentPrincipal, input: StartActivityRequest) => Effect.Effect<
     LiveActivityMutation,
-    NotFound | ActivityKeyConflict | ActivityCapacityExceeded | NoLiveActivityDevice | ActivityPayloadTooLarge
+    NotFound | ActivityKeyConflict | ActivityCapacityExceeded | NoLiveActivityDevice | ActivityPayloadTooLarge | ServiceUnavailable
   >
   readonly update: (tokenId: string, identifier: string, input: UpdateActivityRequest) => Effect.Effect<
     LiveActivityMutation,
-    NotFound | ActivityEnded | ActivityPayloadTooLarge | Conflict
+    NotFound | ActivityEnded | ActivityPayloadTooLarge | Conflict | ServiceUnavailable
   >
-  readonly end: (tokenId: string, identifier: string) => Effect.Effect<LiveActivityMutation, NotFound | ActivityEnded | Conflict>
-  readonly registerUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<void, NotFound>
+  readonly end: (tokenId: string, identifier: string) => Effect.Effect<LiveActivityMutation, NotFound | ActivityEnded | Conflict | ServiceUnavailable>
+  readonly registerUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<
+    void,
+    NotFound | ServiceUnavailable
+  >
   /** Queues the prompt's card on the devices with room (in the caller's transaction); answers how many. */
   readonly startPromptCard: (
     activityId: string,
@@ -93,29 +98,26 @@ export class LiveActivities extends Context.Service<LiveActivities, {
   readonly flush: (activityId: string) => Effect.Effect<void>
   /** After a prompt card's commit: its expiry timer (which also drops what is still queued then), and its first sends. */
   readonly cardStarted: (activityId: string, expiresAt: string) => Effect.Effect<void>
+  /** One pass of the sweep (its worker runs it every couple of seconds). */
+  readonly sweep: Effect.Effect<void>
+  /** One pass storing the expiry timers a crash left unstored (its worker runs it at start). */
+  readonly rescheduleExpiries: Effect.Effect<void>
 }>()("herald/LiveActivities") {
   static readonly layerNoDeps = Layer.effect(LiveActivities, Effect.gen(function*() {
-    const repo = yield* ActivitiesRepo
-    const sql = yield* SqlClient.SqlClient
-    const client = yield* LiveActivityEntity.client
-    const staleSeconds = Duration.toSeconds((yield* Outbox).staleClaim)
-    const seconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
-
-    const scheduleExpiry = (activityId: string, expiresAt: string) =>
-      client(activityId).Expire(new ActivityExpireAt({ expiresAtMillis: Date.parse(expiresAt) }), { discard: true }).pipe(
-        Effect.orDie
-      )
-
-    const flush = (activityId: string) =>
-      client(activityId).Flush(undefined, { discard: true }).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("could not hand a live activity to its entity", cause))
-      )
+    const lifecycle = yield* LifecycleRepo
+    const readModel = yield* ReadModelRepo
+    const devices = yield* DeviceTargeting
+    const feed = yield* ActivityFeed
+    const credentials = yield* Credentials
+    const { client, scheduleExpiry } = yield* makeActorCalls
+    const cards = yield* makePromptCards
+    const sweeper = yield* makeSweeper
 
     const owners = new Map<string, { readonly tokenId: string; readonly promptCard: boolean }>()
     const located = (tokenId: string, identifier: string) => {
       const known = owners.get(identifier)
       if (known?.tokenId === tokenId) return Effect.succeed({ id: identifier, promptCard: known.promptCard })
-      return Effect.flatMap(repo.findId(tokenId, identifier), (found) => {
+      return Effect.flatMap(readModel.findId(tokenId, identifier), (found) => {
         if (found === undefined) return Effect.fail(notFound)
         if (owners.size >= OWNER_CACHE_SIZE) owners.clear()
         owners.set(found.id, { tokenId, promptCard: found.promptCard })
@@ -128,7 +130,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       Effect.flatMap(located(tokenId, identifier), (a) => a.promptCard ? Effect.fail(promptCardConflict) : Effect.succeed(a.id))
 
     const mutation = (activityId: string, o: MutationOutcome, extra: { readonly replaced?: number; readonly failed?: number } = {}) =>
-      Effect.map(repo.record(activityId), (activity) => {
+      Effect.map(readModel.record(activityId), (activity) => {
         const warnings = budgetWarnings(activity.props)
         const failed = o.failed + (extra.failed ?? 0)
         return new LiveActivityMutation({
@@ -145,27 +147,34 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         }, { disableChecks: true })
       })
 
+    /** The devices a start goes to: named (each the account's, else 404) or all, less those that cannot show a card. */
     const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
-      Effect.flatMap(repo.targets(userId, deviceIds), (ids) =>
-        ids === undefined ? Effect.fail(new NotFound({ error: "Device not found." })) : Effect.succeed(ids))
+      Effect.map(devices.targets(userId, deviceIds), (found) =>
+        found.filter((d) => d.active && d.liveActivitiesCapable).map((d) => d.id))
 
     /**
-     * One try of a start, in one transaction: a replacing start ends the
-     * key's live activity (freeing its places) and starts the new one, or,
-     * failing, leaves the old one as it was. Answers the activity it replaced.
+     * One try of a start, in one transaction with its feed entry: a replacing
+     * start ends the key's live activity (freeing its places) and starts the
+     * new one, or, failing, leaves the old one as it was. Answers the activity
+     * it replaced.
      */
-    const startOnce = (activity: NewActivity, deviceIds: ReadonlyArray<string>, replace: boolean, message: PushMessage) =>
-      sql.withTransaction(Effect.gen(function*() {
+    const startOnce = (activity: NewActivity, deviceIds: ReadonlyArray<string>, replace: boolean, message: PushMessage, sourceName: string, now: number) =>
+      lifecycle.transaction(Effect.gen(function*() {
         let replaced: string | undefined
         if (activity.key !== null && replace) {
-          const live = yield* repo.lockForReplace(activity.tokenId, activity.key, deviceIds)
-          const now = yield* seconds
-          if (live !== undefined && (yield* repo.end(live, (a, props) => endMessage(a, props, now))) !== undefined) replaced = live
+          const live = yield* lifecycle.lockForReplace(activity.tokenId, activity.key, deviceIds)
+          const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const ended = live === undefined ? undefined : yield* lifecycle.end(live, (a, props) => endMessage(a, props, nowSeconds))
+          if (ended !== undefined) {
+            yield* concludeEntry(feed, ended.closed, "ended")
+            replaced = live
+          }
         }
-        const started = yield* repo.start(activity, deviceIds, "start", () => message)
+        const started = yield* lifecycle.start(activity, deviceIds, "start", () => message)
         if (started._tag === "Full") return yield* capacityExceeded
+        yield* feed.record(startedEntry(activity, sourceName, new Date(now).toISOString()))
         return { full: started.full, replaced }
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
 
     const start = Effect.fn("LiveActivities.start")(function*(agent: AgentPrincipal, input: StartActivityRequest) {
       const deviceIds = yield* targets(agent.userId, input.deviceIds)
@@ -174,7 +183,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       }
       const key = input.key ?? null
       const replace = input.replace === true
-      if (key !== null && !replace && (yield* repo.liveByKey(agent.tokenId, key)) !== undefined) return yield* keyConflict(key)
+      if (key !== null && !replace && (yield* readModel.liveByKey(agent.tokenId, key)) !== undefined) return yield* keyConflict(key)
       const id = yield* makeId("act")
       const now = yield* Clock.currentTimeMillis
       const expiresAt = new Date(now + (input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS) * 1000).toISOString()
@@ -190,17 +199,18 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       })
       yield* checkPayloadSize(message, "start", endMessage(id, props, Math.floor(now / 1000)))
       const activity = { id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }
-      const started = yield* startOnce(activity, deviceIds, replace, message).pipe(
+      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const started = yield* startOnce(activity, deviceIds, replace, message, sourceName, now).pipe(
         // A replacing start that lost the key to a concurrent start replaces that one.
         Effect.retry({ while: (e) => replace && e._tag === "KeyTaken", times: REPLACE_TRIES - 1 }),
         // Rolled back: a concurrent start took the key between the check above and this insert.
         Effect.catchTag("KeyTaken", () => Effect.fail(keyConflict(key ?? "")))
       )
       // The replaced activity's ends go first (its devices' places are now the new one's).
-      if (started.replaced !== undefined) yield* client(started.replaced).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
-      yield* scheduleExpiry(id, expiresAt)
-      yield* client(id).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
-      const o = yield* repo.outcomeOf(id, 1)
+      if (started.replaced !== undefined) yield* EntityCalls.call(client(started.replaced).Flush())
+      yield* EntityCalls.call(scheduleExpiry(id, expiresAt))
+      yield* EntityCalls.call(client(id).Flush())
+      const o = yield* readModel.outcomeOf(id, 1)
       return yield* mutation(id, { sequence: 1, apnsPriority: 10, priorityReason: "start", superseded: 0, ...o }, {
         replaced: started.replaced === undefined ? 0 : 1,
         failed: started.full.length
@@ -209,96 +219,38 @@ export class LiveActivities extends Context.Service<LiveActivities, {
 
     const update = Effect.fn("LiveActivities.update")(function*(tokenId: string, identifier: string, input: UpdateActivityRequest) {
       const id = yield* changeable(tokenId, identifier)
-      const o = yield* client(id).Update({ props: { ...input.props }, priority: input.priority ?? "default" }).pipe(
-        Effect.catchTags(clusterFailuresAreDefects)
-      )
+      const o = yield* EntityCalls.call(client(id).Update({ props: { ...input.props }, priority: input.priority ?? "default" }))
       return yield* mutation(id, o)
     })
 
     const end = Effect.fn("LiveActivities.end")(function*(tokenId: string, identifier: string) {
       const id = yield* changeable(tokenId, identifier)
-      const o = yield* client(id).End().pipe(Effect.catchTags(clusterFailuresAreDefects))
+      const o = yield* EntityCalls.call(client(id).End())
       return yield* mutation(id, o)
     })
 
     const registerUpdateToken = Effect.fn("LiveActivities.registerUpdateToken")(
       function*(userId: string, activityId: string, deviceId: string, token: string) {
-        if (!(yield* repo.setUpdateToken(userId, activityId, deviceId, token))) return yield* notFound
+        if (!(yield* lifecycle.setUpdateToken(userId, activityId, deviceId, token))) return yield* notFound
         // The device's queued updates and end go now, in order.
-        yield* client(activityId).Flush().pipe(Effect.catchTags(clusterFailuresAreDefects))
+        yield* EntityCalls.call(client(activityId).Flush())
       }
-    )
-
-    const startPromptCard: LiveActivities["Service"]["startPromptCard"] = (activityId, interaction, owner, deviceIds) =>
-      Effect.gen(function*() {
-        const state = promptCardState(activityId, interaction)
-        const timestampSeconds = yield* seconds
-        const started = yield* repo.start(
-          { id: activityId, userId: owner.userId, tokenId: owner.tokenId, key: null, interactionId: interaction.id, props: state, expiresAt: interaction.expiresAt },
-          deviceIds,
-          "interaction",
-          () => promptCardStart(activityId, interaction, state, timestampSeconds)
-        )
-        if (started._tag === "Full") return yield* capacityExceeded
-        return started.started.length
-      }).pipe(
-        // A prompt card has no key: no start can take it first.
-        Effect.catchTag("KeyTaken", Effect.die)
-      )
-
-    const endPromptCard = (interaction: Interaction) =>
-      Effect.gen(function*() {
-        const now = yield* seconds
-        return yield* repo.endForInteraction(interaction.id, (activityId) =>
-          liveActivityMessage({
-            activityId,
-            event: "end",
-            state: promptCardState(activityId, interaction),
-            priority: 10,
-            timestampSeconds: now,
-            // The outcome stays readable on the lock screen for a minute.
-            dismissalDate: now + 60
-          }))
-      })
-
-    // Expiry timers of live activities whose start was cut short before its
-    // timer was stored (a crash): scheduled at start.
-    yield* Effect.forkScoped(
-      Effect.flatMap(repo.liveDeadlines, (rows) =>
-        Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("could not reschedule live activity expiry timers", cause))
-      )
-    )
-
-    yield* Effect.forkScoped(
-      Effect.gen(function*() {
-        let grace = 0
-        while (true) {
-          const released = yield* repo.releaseDeadClaims(staleSeconds)
-          const due = yield* repo.withQueuedWork(grace)
-          yield* Effect.forEach(new Set([...released, ...due]), flush, { discard: true })
-          grace = SWEEP_GRACE_MILLIS
-          yield* Effect.sleep(SWEEP_INTERVAL)
-        }
-      }).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("live activity sweep failed; retrying", cause)),
-        Effect.andThen(Effect.sleep(SWEEP_INTERVAL)),
-        Effect.forever
-      )
     )
 
     return LiveActivities.of({
       list: (tokenId) =>
-        Effect.map(repo.list(tokenId, LIST_LIMIT), (items) => new LiveActivityList({ items }, { disableChecks: true })),
-      get: (tokenId, identifier) => Effect.flatMap(found(tokenId, identifier), repo.record),
+        Effect.map(readModel.list(tokenId, LIST_LIMIT), (items) => new LiveActivityList({ items }, { disableChecks: true })),
+      get: (tokenId, identifier) => Effect.flatMap(found(tokenId, identifier), readModel.record),
       start,
       update,
       end,
       registerUpdateToken,
-      startPromptCard,
-      endPromptCard,
-      flush,
-      cardStarted: (activityId, expiresAt) => Effect.andThen(scheduleExpiry(activityId, expiresAt), flush(activityId))
+      startPromptCard: cards.start,
+      endPromptCard: cards.end,
+      flush: cards.flush,
+      cardStarted: cards.started,
+      sweep: sweeper.sweep,
+      rescheduleExpiries: sweeper.rescheduleExpiries
     })
   }))
 }

@@ -14,10 +14,10 @@
  */
 import { Unauthorized } from "@herald/api"
 import type { Scope } from "@herald/api"
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { IdentityRepo } from "../identity/Repo.ts"
 import type { CredentialRow } from "../identity/Repo.ts"
+import { CredentialsRepo } from "./Repo.ts"
 import { hashSecret, isWellFormed } from "./Secrets.ts"
 
 export interface Credential {
@@ -77,10 +77,15 @@ export class Credentials extends Context.Service<Credentials, {
   readonly evict: (id: string) => void
   /** Writes pending `lastUsedAt` values now (shutdown, tests). */
   readonly flush: Effect.Effect<void>
+  /** One look for revocations made anywhere since the last (a worker runs it every `revocationPollInterval`). */
+  readonly pollRevocations: Effect.Effect<void>
+  /** Writes the `lastUsedAt` values that are due (a worker runs it every `flushInterval`). */
+  readonly flushDue: Effect.Effect<void>
+  readonly options: CredentialsOptions
 }>()("herald/Credentials") {
   static readonly make = (options: CredentialsOptions) => Effect.gen(function*() {
     const repo = yield* IdentityRepo
-    const sql = yield* SqlClient.SqlClient
+    const authRepo = yield* CredentialsRepo
     const entries = new Map<string, Entry>() // by hash
     const hashById = new Map<string, string>()
     const usage = new Map<string, Usage & { kind: "token" | "session" }>()
@@ -133,6 +138,13 @@ export class Credentials extends Context.Service<Credentials, {
       const what = kind === "token" ? "API token" : "session token"
       const missing = unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`)
       const malformed = unauthorized(`Malformed ${what}.`)
+      // The other kind of Herald token, sent to the wrong API: say so, and which kind this API takes.
+      const otherPrefix = kind === "token" ? "hls_" : "hld_"
+      const wrongKind = unauthorized(kind === "token"
+        ? "Wrong kind of token: a session token (hls_…) was sent, and the Agent API takes an API token (hld_…), " +
+          "created with POST /api/app/tokens."
+        : "Wrong kind of token: an API token (hld_…) was sent, and the Person API takes a session token (hls_…), " +
+          "created with `herald admin session create`.")
       const unknown = unauthorized(`Unknown or revoked ${what}.`)
       const expired = unauthorized(`Expired ${what}.`)
 
@@ -153,7 +165,7 @@ export class Credentials extends Context.Service<Credentials, {
         if (bearer === "") return Effect.fail(missing)
         // Tokens and sessions share the cache: the kind's prefix keeps a
         // session from passing as an API token (and back) on a cache hit.
-        if (!bearer.startsWith(kindPrefix)) return Effect.fail(malformed)
+        if (!bearer.startsWith(kindPrefix)) return Effect.fail(bearer.startsWith(otherPrefix) ? wrongKind : malformed)
         const hash = hashSecret(bearer)
         return Effect.withFiber((fiber) => {
           const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
@@ -173,8 +185,7 @@ export class Credentials extends Context.Service<Credentials, {
     // Revocations made anywhere: ask for rows revoked since the newest one seen.
     // The window overlaps by five seconds so a revocation whose transaction
     // committed late is still seen; evicting twice is harmless.
-    const [dbNow] = yield* sql<{ now: string }>`SELECT now() AS now`.pipe(Effect.orDie)
-    let watermark = Date.parse(dbNow!.now)
+    let watermark = Date.parse(yield* authRepo.databaseNow)
     const pollRevocations = Effect.gen(function*() {
       const since = new Date(watermark - 5000).toISOString()
       const revoked = yield* repo.revokedSince(since)
@@ -183,11 +194,6 @@ export class Credentials extends Context.Service<Credentials, {
         watermark = Math.max(watermark, Date.parse(r.revokedAt))
       }
     })
-    yield* pollRevocations.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("revocation poll failed", cause)),
-      Effect.repeat(Schedule.spaced(options.revocationPollInterval)),
-      Effect.forkScoped
-    )
 
     const flush = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -204,11 +210,6 @@ export class Credentials extends Context.Service<Credentials, {
       yield* repo.touchTokens(tokens)
       yield* repo.touchSessions(sessions)
     })
-    yield* flush.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("lastUsedAt flush failed", cause)),
-      Effect.repeat(Schedule.spaced(options.flushInterval)),
-      Effect.forkScoped
-    )
     // Written on shutdown too, so a restart loses no use older than a minute.
     yield* Effect.addFinalizer(() => flush.pipe(Effect.ignore))
 
@@ -224,10 +225,15 @@ export class Credentials extends Context.Service<Credentials, {
       flush: Effect.suspend(() => {
         for (const u of usage.values()) u.writtenMs = NEVER
         return flush
-      })
+      }),
+      pollRevocations: pollRevocations.pipe(Effect.withSpan("Credentials.pollRevocations")),
+      flushDue: flush.pipe(Effect.withSpan("Credentials.flushDue")),
+      options
     })
   })
 
-  static readonly layerWith = (options: CredentialsOptions) => Layer.effect(Credentials, Credentials.make(options))
+  /** Needs `IdentityRepo` and `SqlClient`. */
+  static readonly layerWith = (options: CredentialsOptions) =>
+    Layer.effect(Credentials, Credentials.make(options)).pipe(Layer.provide(CredentialsRepo.layer))
   static readonly layer = Credentials.layerWith(defaultCredentialsOptions)
 }

@@ -2,7 +2,8 @@
  * Rate limits per token (and per webhook service, for its inbound URL), in memory: no database round trip per request, and
  * check-and-take is one synchronous step, so concurrent requests on a node
  * cannot both take the last unit. Keys whose budget is whole again are swept
- * every minute, so memory follows the tokens active in the last minute.
+ * every minute (a worker, `runtime/Workers.ts`), so memory follows the tokens
+ * active in the last minute.
  *
  * Several nodes: each node enforces the full limit on what it serves, so a
  * token spread over N nodes behind a round-robin balancer can reach N times
@@ -12,7 +13,7 @@
  * (token, window, count) rows upserted in batches every second, lending unused
  * budget to the nodes that need it; the hot path stays in memory either way.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimitConfig } from "../config/RateLimitConfig.ts"
 import { Gcra } from "./Gcra.ts"
 import type { Decision } from "./Gcra.ts"
@@ -32,6 +33,9 @@ export interface RateLimiterShape {
   readonly takeSend: (key: string, now: number) => RateLimitOutcome
   /** The token's budgets at `now`, without taking any; undefined for a limit that is off. */
   readonly peek: (tokenId: string, now: number) => { readonly requests: Decision | undefined; readonly sends: Decision | undefined }
+  /** Forgets keys whose budget is whole again; a worker runs it every `sweepEvery`. */
+  readonly sweep: Effect.Effect<void>
+  readonly sweepEvery: Duration.Duration
 }
 
 const tighter = (a: Decision | undefined, b: Decision | undefined) =>
@@ -73,12 +77,13 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("herald/RateLimiter") {
   static readonly layerNoDeps = Layer.effect(RateLimiter, Effect.gen(function*() {
     const limiter = makeRateLimiter(yield* RateLimitConfig)
-    yield* Effect.sync(() => limiter.sweep(Date.now())).pipe(
-      Effect.andThen(Effect.sleep(Duration.minutes(1))),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    return RateLimiter.of({ take: limiter.take, takeSend: limiter.takeSend, peek: limiter.peek })
+    return RateLimiter.of({
+      take: limiter.take,
+      takeSend: limiter.takeSend,
+      peek: limiter.peek,
+      sweep: Effect.map(Clock.currentTimeMillis, limiter.sweep),
+      sweepEvery: Duration.minutes(1)
+    })
   }))
 
   static readonly layer = RateLimiter.layerNoDeps.pipe(Layer.provide(RateLimitConfig.layer))

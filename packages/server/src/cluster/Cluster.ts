@@ -8,13 +8,25 @@
  * every 500 ms, which keeps expiry within a second of its deadline.
  */
 import { NodeCrypto } from "@effect/platform-node"
-import { Duration, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { SingleRunner } from "effect/cluster"
+import type { ShardingConfig } from "effect/cluster"
 
-export const ClusterLayer = SingleRunner.layer({
-  runnerStorage: "memory",
-  shardingConfig: {
-    entityMessagePollInterval: Duration.millis(500),
-    entityReplyPollInterval: Duration.millis(100)
-  }
-}).pipe(Layer.provide(NodeCrypto.layerDigest))
+/**
+ * Sharding settings over the ones below, read when the runtime is built: lets
+ * a test bring the runtime to its limits for real (a resident-entity cap of
+ * one) and see what a caller is answered (cluster/EntityCalls.ts).
+ */
+export const ClusterTuning = Context.Reference<Partial<ShardingConfig.ShardingConfig["Service"]>>("herald/ClusterTuning", {
+  defaultValue: () => ({})
+})
+
+export const ClusterLayer = Layer.unwrap(Effect.map(Effect.service(ClusterTuning), (tuning) =>
+  SingleRunner.layer({
+    runnerStorage: "memory",
+    shardingConfig: {
+      entityMessagePollInterval: Duration.millis(500),
+      entityReplyPollInterval: Duration.millis(100),
+      ...tuning
+    }
+  }))).pipe(Layer.provide(NodeCrypto.layerDigest))

@@ -3,6 +3,7 @@
  * update of one activity, and a start of any activity.
  */
 import { Config, Context, Duration, Layer } from "effect"
+import * as Env from "./Variable.ts"
 
 export interface ActivityConfigShape {
   /** Routine (priority 5) updates per device per activity: at most one per interval. */
@@ -11,10 +12,18 @@ export interface ActivityConfigShape {
   readonly startInterval: Duration.Duration
 }
 
-export const activityConfig: Config.Config<ActivityConfigShape> = Config.all({
-  updateMs: Config.Int("HERALD_ACTIVITY_UPDATE_INTERVAL_MS").pipe(Config.withDefault(1000)),
-  startMs: Config.Int("HERALD_ACTIVITY_START_INTERVAL_MS").pipe(Config.withDefault(1000))
-}).pipe(Config.map((c) => ({
+export const activityVariables = {
+  updateMs: Env.integer("HERALD_ACTIVITY_UPDATE_INTERVAL_MS", {
+    default: 1000,
+    description: "Routine live-activity updates per device per activity: at most one per this many milliseconds."
+  }),
+  startMs: Env.integer("HERALD_ACTIVITY_START_INTERVAL_MS", {
+    default: 1000,
+    description: "Live-activity starts per device: at most one per this many milliseconds."
+  })
+}
+
+export const activityConfig: Config.Config<ActivityConfigShape> = Env.configOf(activityVariables).pipe(Config.map((c) => ({
   updateInterval: Duration.millis(Math.max(0, c.updateMs)),
   startInterval: Duration.millis(Math.max(0, c.startMs))
 })))

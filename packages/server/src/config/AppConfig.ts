@@ -4,6 +4,7 @@
  */
 import { Config, Context, Layer, Option, Redacted } from "effect"
 import type { LogLevel } from "effect"
+import * as Env from "./Variable.ts"
 
 export interface AppConfigShape {
   readonly port: number
@@ -19,16 +20,30 @@ export interface AppConfigShape {
   readonly logFormat: "text" | "json"
 }
 
-export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  publicUrl: Config.option(Config.String("HERALD_PUBLIC_URL")),
-  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
-  dataDir: Config.String("HERALD_DATA_DIR").pipe(Config.withDefault("./.herald")),
-  poolSize: Config.Int("HERALD_DB_POOL_SIZE").pipe(Config.withDefault(10)),
-  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as LogLevel.LogLevel)),
-  logFormat: Config.Literals(["text", "json"], "LOG_FORMAT").pipe(Config.withDefault("text" as const))
-}).pipe(
+/** The server's own variables; `Reference.ts` renders them into docs/configuration.md. */
+export const appVariables = {
+  port: Env.port("PORT", { default: 8080, description: "Port the HTTP server listens on." }),
+  host: Env.string("HOST", { default: "127.0.0.1", description: "Interface to listen on (`0.0.0.0` for all)." }),
+  publicUrl: Env.optionalString("HERALD_PUBLIC_URL", {
+    unset: "`http://localhost:$PORT`",
+    description: "Public base URL of this server, used to build the URLs Herald hands out (inbound webhook URLs, docs links)."
+  }),
+  databaseUrl: Env.optionalSecret("DATABASE_URL", {
+    description: "PostgreSQL URL (`postgres://user:password@host:5432/db`). Unset or empty: the embedded PGlite database under `HERALD_DATA_DIR`."
+  }),
+  dataDir: Env.string("HERALD_DATA_DIR", { default: "./.herald", description: "Directory of the embedded database." }),
+  poolSize: Env.integer("HERALD_DB_POOL_SIZE", {
+    default: 10,
+    description: "PostgreSQL connection pool size (the embedded database always uses 1)."
+  }),
+  logLevel: Env.logLevel("LOG_LEVEL", { default: "Info", description: "Least severe level logged (request logs are `Debug`)." }),
+  logFormat: Env.literals("LOG_FORMAT", ["text", "json"], {
+    default: "text",
+    description: "`text` (logfmt) or `json` (one object per line); logs go to stderr."
+  })
+}
+
+export const appConfig: Config.Config<AppConfigShape> = Env.configOf(appVariables).pipe(
   Config.map((c) => ({
     ...c,
     publicUrl: Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`).replace(/\/+$/, ""),
@@ -41,14 +56,5 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("her
   static readonly layer = Layer.effect(AppConfig, appConfig)
 }
 
-/** Every environment variable the server reads, for the README and `herald --help`. */
-export const environmentVariables: ReadonlyArray<{ readonly name: string; readonly default: string; readonly description: string }> = [
-  { name: "PORT", default: "8080", description: "HTTP port." },
-  { name: "HOST", default: "127.0.0.1", description: "Interface to listen on (`0.0.0.0` for all)." },
-  { name: "HERALD_PUBLIC_URL", default: "http://localhost:$PORT", description: "Public base URL, used to build webhook URLs." },
-  { name: "DATABASE_URL", default: "(unset)", description: "PostgreSQL URL. Unset: embedded PGlite under `HERALD_DATA_DIR`." },
-  { name: "HERALD_DATA_DIR", default: "./.herald", description: "Directory of the embedded database." },
-  { name: "HERALD_DB_POOL_SIZE", default: "10", description: "PostgreSQL connection pool size (the embedded database always uses 1)." },
-  { name: "LOG_LEVEL", default: "Info", description: "Trace, Debug, Info, Warn, Error, Fatal or None." },
-  { name: "LOG_FORMAT", default: "text", description: "`text` or `json` (one JSON object per line)." }
-]
+/** Every environment variable of the server itself, as declared (the reference lists them). */
+export const environmentVariables = Env.list(appVariables)

@@ -20,3 +20,6 @@ export const MAX_REPLY_WEBHOOKS = 50
 
 /** Pending prompts `GET /interactions` lists at most (newest first). */
 export const MAX_PENDING_LISTED = 200
+
+/** `GET /tokens` page size (both APIs): `limit` default and max, declared in the contract so the client and OpenAPI state it. */
+export { TOKENS_LIST_LIMIT } from "@herald/api"

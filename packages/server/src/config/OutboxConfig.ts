@@ -4,6 +4,7 @@
  * while a provider credential is being replaced; unpausing drains the queue).
  */
 import { Config, Context, Duration, Layer } from "effect"
+import * as Env from "./Variable.ts"
 
 export interface OutboxConfigShape {
   /** Provider requests in flight at once per node, background and request paths together. */
@@ -21,10 +22,19 @@ export interface OutboxConfigShape {
   readonly paused: boolean
 }
 
-export const outboxConfig: Config.Config<OutboxConfigShape> = Config.all({
-  concurrency: Config.Int("HERALD_PUSH_CONCURRENCY").pipe(Config.withDefault(64)),
-  paused: Config.Boolean("HERALD_PUSH_PAUSED").pipe(Config.withDefault(false))
-}).pipe(Config.map((c) => ({
+export const outboxVariables = {
+  concurrency: Env.integer("HERALD_PUSH_CONCURRENCY", {
+    default: 64,
+    description: "Push provider requests in flight at once on this node."
+  }),
+  paused: Env.boolean("HERALD_PUSH_PAUSED", {
+    default: false,
+    description:
+      "`true`: accept and durably queue pushes but send none (answers say `accepted: 0`), e.g. while a provider credential is replaced; restarting without it drains the queue."
+  })
+}
+
+export const outboxConfig: Config.Config<OutboxConfigShape> = Env.configOf(outboxVariables).pipe(Config.map((c) => ({
   concurrency: Math.max(1, c.concurrency),
   batchSize: 100,
   maxAttempts: 8,

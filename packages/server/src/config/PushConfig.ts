@@ -6,9 +6,10 @@
  * missing. Secrets (the .p8 key, the service account) stay `Redacted` and are
  * never printed, not even in error messages.
  */
-import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createPrivateKey } from "node:crypto"
 import * as fs from "node:fs"
+import * as Env from "./Variable.ts"
 
 /** Apple's hosts (HTTP/2 on port 443). */
 export const ApnsHosts = {
@@ -56,59 +57,54 @@ export interface PushConfigShape {
   readonly timeout: Duration.Duration
 }
 
-/** Every environment variable of the push providers, for the README and `herald --help`. */
-export const pushEnvironmentVariables: ReadonlyArray<{
-  readonly name: string
-  readonly default: string
-  readonly description: string
-}> = [
-  {
-    name: "APNS_KEY",
-    default: "(unset)",
-    description: "APNs token-signing key: the contents of Apple's `.p8` file (PEM), or a path to it. With `APNS_KEY_ID`, `APNS_TEAM_ID` and `APNS_TOPIC` it enables APNs; unset: iOS devices use the sandbox provider."
-  },
-  { name: "APNS_KEY_ID", default: "(unset)", description: "The 10-character id of the APNs key." },
-  { name: "APNS_TEAM_ID", default: "(unset)", description: "The Apple developer team id that owns the key." },
-  { name: "APNS_TOPIC", default: "(unset)", description: "The iOS app's bundle id (the `apns-topic`)." },
-  { name: "APNS_HOST", default: ApnsHosts.production, description: "APNs host for production device tokens (and for all tokens when `APNS_SANDBOX_HOST` is unset)." },
-  { name: "APNS_SANDBOX_HOST", default: "(unset)", description: `APNs host for sandbox-environment tokens (development builds), usually \`${ApnsHosts.sandbox}\`.` },
-  {
-    name: "FCM_SERVICE_ACCOUNT",
-    default: "(unset)",
-    description: "Firebase service-account key: its JSON contents, or a path to the JSON file. Enables FCM; unset: Android devices use the sandbox provider."
-  },
-  { name: "FCM_PROJECT_ID", default: "the service account's `project_id`", description: "The Firebase project that sends." },
-  {
-    name: "FCM_ENDPOINT",
-    default: "(unset)",
-    description: "Base URL (`https://host:port`; plain `http://` only on loopback) that receives FCM requests and the OAuth token exchange instead of Google's hosts: a local fake or a forwarding proxy. For tests."
-  },
-  { name: "PUSH_TIMEOUT_MS", default: "10000", description: "Upper bound of one push request to APNs or FCM, in milliseconds; a timeout is retried later." }
-]
+/** The push providers' variables; an empty value counts as unset (a common shell idiom). */
+export const pushVariables = {
+  apnsKey: Env.optionalSecret("APNS_KEY", {
+    blankIsUnset: true,
+    description:
+      "APNs token-signing key: the contents of Apple's `.p8` file (PEM), or a path to it. With `APNS_KEY_ID`, `APNS_TEAM_ID` and `APNS_TOPIC` it enables APNs; unset: iOS devices use the sandbox provider."
+  }),
+  apnsKeyId: Env.optionalString("APNS_KEY_ID", { blankIsUnset: true, description: "The 10-character id of the APNs key." }),
+  apnsTeamId: Env.optionalString("APNS_TEAM_ID", { blankIsUnset: true, description: "The Apple developer team id that owns the key." }),
+  apnsTopic: Env.optionalString("APNS_TOPIC", { blankIsUnset: true, description: "The iOS app's bundle id (the `apns-topic`)." }),
+  apnsHost: Env.optionalString("APNS_HOST", {
+    blankIsUnset: true,
+    unset: `\`${ApnsHosts.production}\``,
+    description: "APNs host for production device tokens (and for all tokens when `APNS_SANDBOX_HOST` is unset)."
+  }),
+  apnsSandboxHost: Env.optionalString("APNS_SANDBOX_HOST", {
+    blankIsUnset: true,
+    description: `APNs host for sandbox-environment tokens (development builds), usually \`${ApnsHosts.sandbox}\`.`
+  }),
+  fcmServiceAccount: Env.optionalSecret("FCM_SERVICE_ACCOUNT", {
+    blankIsUnset: true,
+    description:
+      "Firebase service-account key: its JSON contents, or a path to the JSON file. Enables FCM; unset: Android devices use the sandbox provider."
+  }),
+  fcmProjectId: Env.optionalString("FCM_PROJECT_ID", {
+    blankIsUnset: true,
+    unset: "the service account's `project_id`",
+    description: "The Firebase project that sends."
+  }),
+  fcmEndpoint: Env.optionalString("FCM_ENDPOINT", {
+    blankIsUnset: true,
+    description:
+      "Base URL (`https://host:port`; plain `http://` only on loopback) that receives FCM requests and the OAuth token exchange instead of Google's hosts: a local fake or a forwarding proxy. For tests."
+  }),
+  timeoutMs: Env.integer("PUSH_TIMEOUT_MS", {
+    default: 10_000,
+    description: "Upper bound of one push request to APNs or FCM, in milliseconds (positive); a timeout is retried later."
+  })
+}
 
-const configError = (message: string) => new Config.ConfigError(new ConfigProvider.SourceError({ message }))
+/** Every environment variable of the push providers, as declared (the reference lists them). */
+export const pushEnvironmentVariables = Env.list(pushVariables)
+
+const configError = Env.configError
 
 const fail = (message: string) => Effect.fail(configError(message))
 
-// An empty variable means "unset" (a common shell idiom).
-const optionalString = (name: string) =>
-  Config.option(Config.String(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")), Config.map(Option.map((s) => s.trim())))
-
-const optionalSecret = (name: string) =>
-  Config.option(Config.Redacted(name)).pipe(Config.map(Option.filter((s) => Redacted.value(s).trim() !== "")))
-
-const raw = Config.all({
-  apnsKey: optionalSecret("APNS_KEY"),
-  apnsKeyId: optionalString("APNS_KEY_ID"),
-  apnsTeamId: optionalString("APNS_TEAM_ID"),
-  apnsTopic: optionalString("APNS_TOPIC"),
-  apnsHost: optionalString("APNS_HOST"),
-  apnsSandboxHost: optionalString("APNS_SANDBOX_HOST"),
-  fcmServiceAccount: optionalSecret("FCM_SERVICE_ACCOUNT"),
-  fcmProjectId: optionalString("FCM_PROJECT_ID"),
-  fcmEndpoint: optionalString("FCM_ENDPOINT"),
-  timeoutMs: Config.Int("PUSH_TIMEOUT_MS").pipe(Config.withDefault(10_000))
-})
+const raw = Env.configOf(pushVariables)
 
 type Raw = typeof raw extends Config.Config<infer A> ? A : never
 

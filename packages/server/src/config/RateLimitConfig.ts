@@ -4,6 +4,7 @@
  * turns a limit off (throughput benchmarks run with both off).
  */
 import { Config, Context, Layer } from "effect"
+import * as Env from "./Variable.ts"
 
 export interface RateLimitConfigShape {
   /** Agent API requests per token per minute; 0 = off. */
@@ -12,10 +13,19 @@ export interface RateLimitConfigShape {
   readonly sendsPerMinute: number
 }
 
-export const rateLimitConfig: Config.Config<RateLimitConfigShape> = Config.all({
-  requestsPerMinute: Config.Int("HERALD_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(600)),
-  sendsPerMinute: Config.Int("HERALD_SEND_LIMIT_PER_MINUTE").pipe(Config.withDefault(120))
-}).pipe(Config.map((c) => ({ requestsPerMinute: Math.max(0, c.requestsPerMinute), sendsPerMinute: Math.max(0, c.sendsPerMinute) })))
+export const rateLimitVariables = {
+  requestsPerMinute: Env.integer("HERALD_RATE_LIMIT_PER_MINUTE", {
+    default: 600,
+    description: "Agent API requests per token per minute; `0` turns the limit off."
+  }),
+  sendsPerMinute: Env.integer("HERALD_SEND_LIMIT_PER_MINUTE", {
+    default: 120,
+    description:
+      "Sending operations (notifications, prompts, live activity start/update) per token per minute, and inbound webhook deliveries per service per minute; `0` turns it off."
+  })
+}
+
+export const rateLimitConfig: Config.Config<RateLimitConfigShape> = Env.configOf(rateLimitVariables).pipe(Config.map((c) => ({ requestsPerMinute: Math.max(0, c.requestsPerMinute), sendsPerMinute: Math.max(0, c.sendsPerMinute) })))
 
 export class RateLimitConfig extends Context.Service<RateLimitConfig, RateLimitConfigShape>()("herald/RateLimitConfig") {
   static readonly layer = Layer.effect(RateLimitConfig, rateLimitConfig)

@@ -3,6 +3,7 @@
  * (Svix's, shrinkable for tests by `HERALD_RETRY_TIME_SCALE`), and the worker.
  */
 import { Config, Context, Duration, Layer } from "effect"
+import * as Env from "./Variable.ts"
 
 /** decisions.md: after the first attempt, retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const
@@ -20,11 +21,23 @@ export interface WebhookConfigShape {
   readonly pollInterval: Duration.Duration
 }
 
-export const webhookConfig: Config.Config<WebhookConfigShape> = Config.all({
-  allowPrivateNetwork: Config.Boolean("HERALD_ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
-  retryTimeScale: Config.Number("HERALD_RETRY_TIME_SCALE").pipe(Config.withDefault(1)),
-  concurrency: Config.Int("HERALD_WEBHOOK_CONCURRENCY").pipe(Config.withDefault(32))
-}).pipe(Config.map((c) => ({
+export const webhookVariables = {
+  allowPrivateNetwork: Env.boolean("HERALD_ALLOW_PRIVATE_NETWORK_TARGETS", {
+    default: false,
+    description:
+      "`1`: reply webhooks may call loopback and private addresses (plain `http://` only to loopback); link-local and metadata addresses stay refused. For tests and local development."
+  }),
+  retryTimeScale: Env.number("HERALD_RETRY_TIME_SCALE", {
+    default: 1,
+    description: "Multiplies the reply-webhook retry schedule (e.g. `0.001` in tests); `0` or less means `1`."
+  }),
+  concurrency: Env.integer("HERALD_WEBHOOK_CONCURRENCY", {
+    default: 32,
+    description: "Reply-webhook deliveries in flight at once on this node."
+  })
+}
+
+export const webhookConfig: Config.Config<WebhookConfigShape> = Env.configOf(webhookVariables).pipe(Config.map((c) => ({
   allowPrivateNetwork: c.allowPrivateNetwork,
   retryTimeScale: c.retryTimeScale > 0 ? c.retryTimeScale : 1,
   attemptTimeout: Duration.seconds(10),

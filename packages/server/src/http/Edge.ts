@@ -11,9 +11,13 @@
  *   at the limit;
  * - the error-body guarantee: whatever the framework answers on its own (no
  *   route, unsupported media type, an unexpected defect) leaves as the spec's
- *   `{error, code}` JSON, never an empty or text body or a stack trace;
+ *   `{error, code}` JSON, never an empty or text body or a stack trace; no
+ *   route on a known path answers 405 `METHOD_NOT_ALLOWED` with `Allow`
+ *   (AllowedMethods.ts);
  * - text the database cannot store (U+0000, a lone surrogate) answers 400
  *   `VALIDATION_FAILED` before any handler sees it (StorableText.ts);
+ * - `Retry-After: 1` on a 503 that carries none (momentary unavailability,
+ *   cluster/EntityCalls.ts);
  * - per-route request counts and latency histograms for `/metrics`, and an
  *   access log line at Debug (unexpected failures are logged at Error by the
  *   error reporter in observability/ErrorLogging.ts).
@@ -22,6 +26,7 @@ import { ByteSize, Clock, Context, Effect, LogLevel, Metric, References } from "
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
+import { allowedMethods } from "./AllowedMethods.ts"
 import { jsonHasUnstorableText, textHasNul, unstorableMessage, urlHasNul } from "./StorableText.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
@@ -52,6 +57,14 @@ const errorResponse = (status: number, url: string) =>
       : { error: codeByStatus[status].error, code: codeByStatus[status].code },
     { status }
   )
+
+/** No route matched: 405 with `Allow` when the path is known under other methods, otherwise 404. */
+const notFoundOrNotAllowed = (request: HttpServerRequest.HttpServerRequest) => {
+  const allow = allowedMethods(request.url)
+  return allow === undefined || allow.includes(request.method)
+    ? errorResponse(404, request.url)
+    : HttpServerResponse.setHeader(errorResponse(405, request.url), "allow", allow.join(", "))
+}
 
 /** The request path as logs may show it: a webhook URL's token is its credential. */
 const loggableUrl = (url: string) => url.startsWith("/hooks/") ? "/hooks/…" : url
@@ -91,7 +104,7 @@ const series = (method: string, route: string, status: number) => {
 /** The matched route's pattern, for metrics (never the raw path: ids would explode the series). */
 const routeOf = (context: Context.Context<never>, status: number) => {
   const route = Context.getOrUndefined(context, HttpRouter.RouteContext)
-  return route !== undefined ? route.route.path : status === 404 ? "unmatched" : "other"
+  return route !== undefined ? route.route.path : status === 404 || status === 405 ? "unmatched" : "other"
 }
 
 const maxBody = ByteSize.bytes(MAX_BODY_BYTES)
@@ -102,13 +115,23 @@ const finish = (started: bigint, requestId: string) =>
   Effect.withFiber((fiber) => {
     // Framework answers (no route, 413 on a chunked body, a defect) carry no
     // body or a text one: they leave as the spec's `{error, code}`.
-    const out = response.status >= 400 && !isJson(response) ? errorResponse(response.status, request.url) : response
+    const matched = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext) !== undefined
+    const out = !matched && response.status === 404
+      ? notFoundOrNotAllowed(request)
+      : response.status >= 400 && !isJson(response)
+      ? errorResponse(response.status, request.url)
+      : response
     const status = out.status
     const seconds = Number(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe() - started) / 1e9
     const s = series(request.method, routeOf(fiber.context, status), status)
     s.count.updateUnsafe(1, fiber.context)
     s.latency.updateUnsafe(seconds, fiber.context)
-    const withId = HttpServerResponse.setHeader(out, "x-request-id", requestId)
+    const withId = HttpServerResponse.setHeader(
+      // A 503 is momentary (cluster/EntityCalls.ts): say when to try again, unless the answer already does.
+      status === 503 && out.headers["retry-after"] === undefined ? HttpServerResponse.setHeader(out, "retry-after", "1") : out,
+      "x-request-id",
+      requestId
+    )
     if (!LogLevel.isGreaterThanOrEqualTo("Debug", fiber.getRef(References.MinimumLogLevel))) return Effect.succeed(withId)
     return Effect.as(
       Effect.logDebug("request").pipe(

@@ -40,6 +40,9 @@ export class Idempotency extends Context.Service<Idempotency, {
     schema: Schema.Codec<A, I>,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<Outcome<A>, E | IdempotencyKeyReused | IdempotencyKeyInUse, R>
+  /** Deletes keys past the replay window (they are replaced on use anyway): a worker runs it every `purgeEvery`. */
+  readonly purge: Effect.Effect<void>
+  readonly purgeEvery: Duration.Duration
 }>()("herald/Idempotency") {
   static readonly layerNoDeps = Layer.effect(Idempotency, Effect.gen(function*() {
     const repo = yield* IdempotencyRepo
@@ -47,13 +50,6 @@ export class Idempotency extends Context.Service<Idempotency, {
       replaySeconds: Duration.toSeconds(replayWindow),
       lockSeconds: Duration.toSeconds(runningLock)
     }
-
-    // Keys past the window are replaced on use; the purge keeps the table small.
-    yield* repo.purge(window.replaySeconds).pipe(
-      Effect.andThen(Effect.sleep(Duration.hours(1))),
-      Effect.forever,
-      Effect.forkScoped
-    )
 
     const run = <A, I, E, R>(
       ref: KeyRef & { readonly body: unknown },
@@ -102,7 +98,8 @@ export class Idempotency extends Context.Service<Idempotency, {
         Effect.uninterruptible
       )
 
-    return Idempotency.of({ run })
+    // Keys past the window are replaced on use; the purge keeps the table small.
+    return Idempotency.of({ run, purge: Effect.asVoid(repo.purge(window.replaySeconds)), purgeEvery: Duration.hours(1) })
   }))
 
   static readonly layer = Idempotency.layerNoDeps.pipe(Layer.provide(IdempotencyRepo.layer))

@@ -3,7 +3,7 @@
  * first request (`running`), holding its answer once it is `done`.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import type { SqlError } from "effect/sql"
 
 export interface KeyRef {
@@ -46,7 +46,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
       OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until < now()))`
 
     const claim = (ref: KeyRef, requestHash: string, window: { readonly replaySeconds: number; readonly lockSeconds: number }) =>
-      sql<{ claimed: boolean }>`
+      sql`
         INSERT INTO idempotency_keys (user_id, route, key, request_hash, state, locked_until)
         VALUES (${ref.userId}, ${ref.route}, ${ref.key}, ${requestHash}, 'running',
                 now() + make_interval(secs => ${window.lockSeconds}))
@@ -54,7 +54,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
           request_hash = excluded.request_hash, state = 'running', response_status = NULL, response = NULL,
           created_at = now(), locked_until = excluded.locked_until
         WHERE ${expiredCondition(window.replaySeconds)}
-        RETURNING true AS claimed`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+        RETURNING true AS claimed`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie) // one row when claimed: its count is the answer
 
     const find = (ref: KeyRef, window: { readonly replaySeconds: number; readonly lockSeconds: number }) =>
       sql`
@@ -76,11 +76,15 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
         Effect.orDie
       )
 
-    const purge = (replaySeconds: number) =>
-      sql<{ n: number }>`
+    const purged = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: (replaySeconds) => sql`
         WITH gone AS (
           DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ${replaySeconds}) RETURNING 1)
-        SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie)
+        SELECT count(*)::int AS n FROM gone`
+    })
+    const purge = (replaySeconds: number) => purged(replaySeconds).pipe(Effect.map((row) => row.n), Effect.orDie)
 
     return IdempotencyRepo.of({ claim, find, complete, release, purge })
   }))

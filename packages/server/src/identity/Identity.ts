@@ -3,7 +3,7 @@
  * devices. No HTTP here; handlers in http.ts and appHttp.ts call these.
  */
 import {
-  ApiToken,
+  ApiTokenList,
   Conflict,
   Device,
   NotFound,
@@ -13,10 +13,11 @@ import {
   TokenStatus,
   ValidationFailed
 } from "@herald/api"
-import type { CreateTokenRequest, RegisterDeviceRequest, Scope } from "@herald/api"
+import type { CreateTokenRequest, RegisterDeviceRequest, Scope, TokensQuery } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
 import { displayPrefix, generateSecret, hashSecret } from "../auth/Secrets.ts"
+import { TOKENS_LIST_LIMIT } from "../config/Limits.ts"
 import { makeId } from "../lib/Ids.ts"
 import { IdentityRepo, isUniqueViolation } from "./Repo.ts"
 
@@ -30,7 +31,7 @@ export class Identity extends Context.Service<Identity, {
   readonly me: (userId: string) => Effect.Effect<Person, NotFound>
   readonly tokenStatus: (tokenId: string) => Effect.Effect<TokenStatus, NotFound>
   readonly createToken: (userId: string, input: CreateTokenRequest) => Effect.Effect<TokenCreated, ValidationFailed>
-  readonly listTokens: (userId: string) => Effect.Effect<ReadonlyArray<ApiToken>>
+  readonly listTokens: (userId: string, query: TokensQuery) => Effect.Effect<ApiTokenList>
   readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<void, NotFound>
   readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
   readonly removeDevice: (userId: string, deviceId: string) => Effect.Effect<void, NotFound>
@@ -98,7 +99,7 @@ export class Identity extends Context.Service<Identity, {
           lastUsedAt: token.lastUsedAt,
           expiresAt: token.expiresAt
         }
-      }, { disableChecks: true })
+      })
       // Bounded like the credential cache it mirrors.
       if (statusCache.size >= 10_000) statusCache.clear()
       statusCache.set(tokenId, { lastUsedAt: token.lastUsedAt, status })
@@ -160,13 +161,22 @@ export class Identity extends Context.Service<Identity, {
       }
     )
 
+    // One row past the page says whether another page follows.
+    const listTokens = (userId: string, query: TokensQuery) => {
+      const limit = query.limit ?? TOKENS_LIST_LIMIT.default
+      return Effect.map(repo.listTokens({ userId, cursor: query.cursor ?? null, limit: limit + 1 }), (rows) => {
+        const items = rows.slice(0, limit)
+        return new ApiTokenList({ items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null })
+      })
+    }
+
     return Identity.of({
       createUser,
       createSession,
       me,
       tokenStatus,
       createToken,
-      listTokens: repo.listTokens,
+      listTokens,
       revokeToken,
       listDevices: repo.listDevices,
       removeDevice,

@@ -24,6 +24,20 @@ export const CredentialRow = Schema.Struct({
 })
 export type CredentialRow = typeof CredentialRow.Type
 
+/** A page of an account's tokens (see `IdentityRepo.listTokens`). */
+export const TokensPage = Schema.Struct({ userId: Schema.String, cursor: Schema.NullOr(Schema.String), limit: Schema.Int })
+export type TokensPage = typeof TokensPage.Type
+
+/** A device as a push, prompt or live activity picks it: whose it is and what it can show. */
+export const TargetDevice = Schema.Struct({
+  id: Device.fields.id,
+  userId: Schema.String,
+  active: Device.fields.active,
+  liveActivitiesCapable: Device.fields.liveActivitiesCapable,
+  interactiveLiveActivitiesCapable: Device.fields.interactiveLiveActivitiesCapable
+})
+export type TargetDevice = typeof TargetDevice.Type
+
 const Revoked = Schema.Struct({ id: Schema.String, revokedAt: Schema.String })
 const RevokedToken = Schema.Struct({ id: Schema.String, kind: Schema.Literals(["token", "oauth"]) })
 
@@ -66,7 +80,8 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly findSessionByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
   readonly findTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
   readonly insertToken: (token: NewToken) => Effect.Effect<ApiToken>
-  readonly listTokens: (userId: string) => Effect.Effect<ReadonlyArray<ApiToken>>
+  /** Up to `limit` of the account's tokens, newest first, after the token `cursor` when given. */
+  readonly listTokens: (page: TokensPage) => Effect.Effect<ReadonlyArray<ApiToken>>
   /** Revokes the account's token (and an oauth token's refresh grants); none when not the account's. */
   readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<Option.Option<{ id: string; kind: "token" | "oauth" }>>
   readonly revokeSession: (sessionId: string) => Effect.Effect<void>
@@ -78,6 +93,10 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly upsertDevice: (device: NewDevice) => Effect.Effect<Device>
   readonly deleteDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Option.Option<Device>>
+  /** The active devices of these accounts, in registration order. */
+  readonly activeDevices: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TargetDevice>>
+  /** Those of `deviceIds` that are the account's (active or not), in registration order. */
+  readonly accountDevices: (userId: string, deviceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TargetDevice>>
 }>()("herald/IdentityRepo") {
   static readonly layer = Layer.effect(IdentityRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -128,11 +147,15 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
     })
 
     const listTokens = SqlSchema.findAll({
-      Request: Schema.String,
+      Request: TokensPage,
       Result: ApiToken,
-      execute: (userId) =>
+      // Keyset on (created_at, id), the list's order: a cursor that is not the account's matches no row.
+      execute: ({ cursor, limit, userId }) =>
         sql`SELECT ${tokenColumns(sql)} FROM api_tokens t LEFT JOIN oauth_clients c ON c.id = t.oauth_client_id
-            WHERE t.user_id = ${userId} ORDER BY t.created_at DESC, t.id DESC`
+            WHERE t.user_id = ${userId}
+            ${cursor === null ? sql`` : sql`AND (t.created_at, t.id) < (
+              SELECT k.created_at, k.id FROM api_tokens k WHERE k.id = ${cursor} AND k.user_id = ${userId})`}
+            ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`
     })
 
     const revokeToken = SqlSchema.findOneOption({
@@ -228,32 +251,59 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
             RETURNING ${deviceColumns(sql)}`
     })
 
+    const insertSession = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.String, userId: Schema.String, tokenHash: Schema.String }),
+      execute: (session) => sql`INSERT INTO sessions ${sql.insert(session)}`
+    })
+    const revokeSession = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
+    })
+    // Its receipts stay (they are delivery history); what it still had queued will never go.
+    const deleteDevice = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ deviceId, userId }) =>
+        sql`WITH gone AS (DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id),
+              settled AS (
+                UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+                WHERE device_id IN (SELECT id FROM gone) AND status = 'pending')
+            SELECT id FROM gone`
+    })
+
+    const targetColumns = sql`id, user_id, active, live_activities_capable, interactive_live_activities_capable`
+    const activeDevices = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: TargetDevice,
+      execute: (userIds) =>
+        sql`SELECT ${targetColumns} FROM devices WHERE user_id = ANY(${userIds}::text[]) AND active ORDER BY created_at, id`
+    })
+    const accountDevices = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, deviceIds: Schema.Array(Schema.String) }),
+      Result: TargetDevice,
+      execute: ({ deviceIds, userId }) =>
+        sql`SELECT ${targetColumns} FROM devices WHERE user_id = ${userId} AND id = ANY(${deviceIds}::text[])
+            ORDER BY created_at, id`
+    })
+
     return IdentityRepo.of({
+      activeDevices: (userIds) => activeDevices(userIds).pipe(Effect.orDie),
+      accountDevices: (userId, deviceIds) => accountDevices({ userId, deviceIds }).pipe(Effect.orDie),
       insertUser: (u) => insertUser(u).pipe(Effect.catchTag(["SchemaError", "NoSuchElementError"], Effect.die)),
       findUser: (key) => findUser(key).pipe(Effect.orDie),
-      insertSession: (s) => sql`INSERT INTO sessions ${sql.insert(s)}`.pipe(Effect.asVoid, Effect.orDie),
+      insertSession: (s) => insertSession(s).pipe(Effect.orDie),
       findSessionByHash: (hash) => credentialByHash("sessions")(hash).pipe(Effect.orDie),
       findTokenByHash: (hash) => credentialByHash("api_tokens")(hash).pipe(Effect.orDie),
       insertToken: (t) => insertToken(t).pipe(Effect.orDie),
-      listTokens: (userId) => listTokens(userId).pipe(Effect.orDie),
+      listTokens: (page) => listTokens(page).pipe(Effect.orDie),
       revokeToken: (userId, tokenId) => revokeToken({ userId, tokenId }).pipe(Effect.orDie),
-      revokeSession: (id) =>
-        sql`UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
+      revokeSession: (id) => revokeSession(id).pipe(Effect.orDie),
       revokedSince: (since) => revokedSince(since).pipe(Effect.orDie),
       touchTokens: touch("api_tokens"),
       touchSessions: touch("sessions"),
       listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
       upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
-      // Its receipts stay (they are delivery history); what it still had queued will never go.
-      deleteDevice: (userId, deviceId) =>
-        sql`WITH gone AS (DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id),
-              settled AS (
-                UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-                WHERE device_id IN (SELECT id FROM gone) AND status = 'pending')
-            SELECT id FROM gone`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        ),
+      deleteDevice: (userId, deviceId) => deleteDevice({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       setPushToStartToken: (userId, deviceId, token) => setPushToStartToken({ userId, deviceId, token }).pipe(Effect.orDie)
     })
   }))

@@ -1,5 +1,5 @@
 /** Person API handlers of the identity capability. */
-import { ApiTokenList, AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries } from "@herald/api"
+import { AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries } from "@herald/api"
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
@@ -16,10 +16,7 @@ export const PersonTokensHandlers = HttpApiBuilder.group(AppApi, "tokens", Effec
   return handlers
     .handle("create", ({ payload }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.createToken(person.userId, payload)))
-    .handle("list", () =>
-      Effect.flatMap(CurrentPerson, (person) => identity.listTokens(person.userId)).pipe(
-        Effect.map((items) => new ApiTokenList({ items }))
-      ))
+    .handle("list", ({ query }) => Effect.flatMap(CurrentPerson, (person) => identity.listTokens(person.userId, query)))
     .handle("revoke", ({ params }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.revokeToken(person.userId, params.id)).pipe(Effect.as(ok)))
 }))

@@ -1,5 +1,5 @@
 /** Agent API handlers of the identity capability: decode → service → encode. */
-import { AgentApi, ApiTokenList, CurrentAgent, DeviceList, ok } from "@herald/api"
+import { AgentApi, CurrentAgent, DeviceList, ok } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Identity } from "./Identity.ts"
@@ -18,10 +18,7 @@ export const AuthHandlers = HttpApiBuilder.group(AgentApi, "auth", Effect.fn(fun
 export const TokensHandlers = HttpApiBuilder.group(AgentApi, "tokens", Effect.fn(function*(handlers) {
   const identity = yield* Identity
   return handlers
-    .handle("list", () =>
-      Effect.flatMap(CurrentAgent, (agent) => identity.listTokens(agent.userId)).pipe(
-        Effect.map((items) => new ApiTokenList({ items }))
-      ))
+    .handle("list", ({ query }) => Effect.flatMap(CurrentAgent, (agent) => identity.listTokens(agent.userId, query)))
     .handle("revoke", ({ params }) =>
       Effect.flatMap(CurrentAgent, (agent) => identity.revokeToken(agent.userId, params.id)).pipe(Effect.as(ok)))
 }))

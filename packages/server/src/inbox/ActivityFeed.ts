@@ -1,17 +1,16 @@
 /**
  * The activity feed: the "merged account history, newest first, 20 per page"
  * of GET /activity-feed. Notifications, live activities and prompt responses
- * each write their entry through `record`, in their own transaction when they
- * have one; `page` is what the History group's handler serves.
+ * each write their entry: `add` in their unit of work, `record` at once (in
+ * their transaction when they have one); `page` is what the History group's
+ * handler serves.
  */
 import { ActivityFeedPage } from "@herald/api"
 import type { ActivityFeedKind } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import type { Array as Arr } from "effect"
-import type { Statement } from "effect/sql"
 import { makeId } from "../lib/Ids.ts"
 import { ActivityFeedRepo } from "./ActivityFeedRepo.ts"
-import type { Recorded } from "./ActivityFeedRepo.ts"
+import type { Concluded, Recorded } from "./ActivityFeedRepo.ts"
 
 /** spec Limits: activity feed page size 20. */
 export const FEED_PAGE_SIZE = 20
@@ -41,8 +40,10 @@ export class ActivityFeed extends Context.Service<ActivityFeed, {
    * end). Joins the caller's open transaction.
    */
   readonly record: (entry: FeedEntry) => Effect.Effect<Recorded>
-  /** The same write, of one entry per distinct (user, kind, refId), as a statement for a caller that writes its rows and the entries in one statement. */
-  readonly recordStatement: (entries: Arr.NonEmptyReadonlyArray<FeedEntry>) => Effect.Effect<Statement.Statement<unknown>>
+  /** The same write, of one entry per distinct (user, kind, refId), in the caller's unit of work (db/UnitOfWork.ts; now when there is none). */
+  readonly add: (entries: ReadonlyArray<FeedEntry>) => Effect.Effect<void>
+  /** Sets the title, detail and result of an entry recorded earlier, keeping its source and time (a live activity's end); joins the caller's transaction. */
+  readonly conclude: (entry: Concluded) => Effect.Effect<void>
   /** Page `page` (1-based) of the account's feed, newest first; a page past the end has no items. */
   readonly page: (userId: string, page: number) => Effect.Effect<ActivityFeedPage>
 }>()("herald/ActivityFeed") {
@@ -67,18 +68,18 @@ export class ActivityFeed extends Context.Service<ActivityFeed, {
     const record = Effect.fn("ActivityFeed.record")(function*(entry: FeedEntry) {
       return yield* repo.upsert(yield* rowOf(entry))
     })
-    const recordStatement = (entries: Arr.NonEmptyReadonlyArray<FeedEntry>) =>
-      Effect.map(Effect.forEach(entries, rowOf), (rows) => repo.upsertStatement(rows as unknown as Arr.NonEmptyReadonlyArray<typeof rows[number]>))
+
+    const add = (entries: ReadonlyArray<FeedEntry>) => Effect.flatMap(Effect.forEach(entries, rowOf), repo.add)
 
     const page = Effect.fn("ActivityFeed.page")(function*(userId: string, page: number) {
       const [items, total] = yield* Effect.all([
         repo.page(userId, FEED_PAGE_SIZE, (Math.max(1, page) - 1) * FEED_PAGE_SIZE),
         repo.count(userId)
       ])
-      return new ActivityFeedPage({ items, page, pageSize: FEED_PAGE_SIZE, total }, { disableChecks: true })
+      return new ActivityFeedPage({ items, page, pageSize: FEED_PAGE_SIZE, total })
     })
 
-    return ActivityFeed.of({ record, recordStatement, page })
+    return ActivityFeed.of({ record, add, page, conclude: repo.conclude })
   }))
 
   static readonly layer = ActivityFeed.layerNoDeps.pipe(Layer.provide(ActivityFeedRepo.layer))

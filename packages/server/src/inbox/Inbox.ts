@@ -7,24 +7,13 @@
  * repeated. Cursors and read-through tokens are signed (Cursor.ts) with a key
  * kept in `server_secrets`, read once when the layer starts.
  */
-import {
-  BadRequest,
-  InboxNotificationDetail,
-  InboxNotificationPage,
-  InboxNotificationSummary,
-  InboxProject,
-  InboxProjects,
-  NotFound,
-  PushReceipt,
-  ReadAllResult,
-  ReadMark
-} from "@herald/api"
+import { BadRequest, InboxNotificationDetail, InboxNotificationPage, InboxProjects, NotFound, ReadAllResult, ReadMark } from "@herald/api"
 import type { InboxListQuery, InboxOrigin } from "@herald/api"
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { filterKey, makeInboxTokens } from "./Cursor.ts"
 import { InboxRepo } from "./InboxRepo.ts"
-import type { ProjectFilter, SummaryRow } from "./InboxRepo.ts"
+import type { ProjectFilter } from "./InboxRepo.ts"
 
 /** spec Limits: inbox list `limit` 1–50; 20 when absent. */
 export const DEFAULT_LIST_LIMIT = 20
@@ -43,8 +32,6 @@ const parseRef = (ref: string): { origin: InboxOrigin; itemId: string } => {
   return { origin: ref.slice(0, colon) as InboxOrigin, itemId: ref.slice(colon + 1) }
 }
 
-const toSummary = ({ seq: _, ...fields }: SummaryRow) => new InboxNotificationSummary(fields, { disableChecks: true })
-
 export class Inbox extends Context.Service<Inbox, {
   readonly projects: (userId: string) => Effect.Effect<InboxProjects>
   readonly list: (userId: string, query: InboxListQuery) => Effect.Effect<InboxNotificationPage, BadRequest>
@@ -60,12 +47,7 @@ export class Inbox extends Context.Service<Inbox, {
 
     const projects = Effect.fn("Inbox.projects")(function*(userId: string) {
       const [rows, totalUnread] = yield* Effect.all([repo.projects(userId, MAX_INBOX_PROJECTS), repo.totalUnread(userId)])
-      return new InboxProjects({
-        projects: rows.map((row) =>
-          new InboxProject({ ...row, name: row.projectId ?? "Unfiled" }, { disableChecks: true })
-        ),
-        totalUnread
-      }, { disableChecks: true })
+      return new InboxProjects({ projects: rows, totalUnread })
     })
 
     const list = Effect.fn("Inbox.list")(function*(userId: string, query: InboxListQuery) {
@@ -93,10 +75,10 @@ export class Inbox extends Context.Service<Inbox, {
       const page = rows.slice(0, limit)
       const last = page[page.length - 1]
       return new InboxNotificationPage({
-        items: page.map(toSummary),
+        items: page.map((listed) => listed.item),
         nextCursor: rows.length > limit && last !== undefined ? tokens.cursor(userId, filter, last.seq) : null,
         readThroughToken: tokens.readThrough(userId, top)
-      }, { disableChecks: true })
+      })
     })
 
     const get = Effect.fn("Inbox.get")(function*(userId: string, ref: string) {
@@ -104,10 +86,7 @@ export class Inbox extends Context.Service<Inbox, {
       const found = yield* repo.find(key)
       if (Option.isNone(found)) return yield* notFound
       const receipts = yield* repo.receipts(key)
-      return new InboxNotificationDetail({
-        ...found.value,
-        pushReceipts: receipts.map((r) => new PushReceipt(r, { disableChecks: true }))
-      }, { disableChecks: true })
+      return new InboxNotificationDetail({ ...found.value, pushReceipts: receipts })
     })
 
     // `idempotent` when the item was already in the asked state; a read item keeps its first `readAt`.
@@ -116,9 +95,7 @@ export class Inbox extends Context.Service<Inbox, {
         const key = { userId, ...parseRef(ref) }
         const result = yield* (read ? repo.markRead(key) : repo.markUnread(key))
         if (Option.isNone(result)) return yield* notFound
-        return new ReadMark({ ok: true, readAt: result.value.readAt, idempotent: result.value.wasRead === read }, {
-          disableChecks: true
-        })
+        return new ReadMark({ ok: true, readAt: result.value.readAt, idempotent: result.value.wasRead === read })
       })
 
     const readAll = Effect.fn("Inbox.readAll")(function*(userId: string, readThroughToken: string) {

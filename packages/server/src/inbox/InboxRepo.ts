@@ -1,33 +1,34 @@
 /**
  * SQL of the inbox: one `inbox_items` row per recipient, ordered by `seq`.
- * Every query is scoped by the recipient's `user_id`. Statements run on the
- * enclosing transaction's connection when a caller opened one.
+ * Every query is scoped by the recipient's `user_id`. Writes run in the
+ * caller's unit of work (db/UnitOfWork.ts) or transaction when there is one.
  */
-import { BodyFormat, InboxNotificationSummary, InboxOrigin, PushReceiptStatus } from "@herald/api"
+import { BodyFormat, InboxNotificationDetail, InboxNotificationSummary, InboxOrigin, InboxProject, PushReceipt } from "@herald/api"
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import type { Statement } from "effect/sql"
+import { makeWriter, write } from "../db/UnitOfWork.ts"
 
 /** The first key of the inbox's per-person advisory locks (the second is the person's hash). */
 const INBOX_LOCK_SPACE = 7_031
 
 /** A row to insert into `inbox_items`: every column but `seq` and `read_at`. */
-export type InboxItemRow = {
-  readonly userId: string
-  readonly origin: InboxOrigin
-  readonly itemId: string
-  readonly projectId: string | null
-  readonly sourceName: string
-  readonly sourceImageUrl: string | null
-  readonly title: string
-  readonly preview: string
-  readonly body: string
-  readonly summary: string | null
-  readonly bodyFormat: BodyFormat
-  readonly url: string | null
-  readonly appId: string | null
-  readonly createdAt: string
-}
+const InboxItemRow = Schema.Struct({
+  userId: Schema.String,
+  origin: InboxOrigin,
+  itemId: Schema.String,
+  projectId: Schema.NullOr(Schema.String),
+  sourceName: Schema.String,
+  sourceImageUrl: Schema.NullOr(Schema.String),
+  title: Schema.String,
+  preview: Schema.String,
+  body: Schema.String,
+  summary: Schema.NullOr(Schema.String),
+  bodyFormat: BodyFormat,
+  url: Schema.NullOr(Schema.String),
+  appId: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+})
+export type InboxItemRow = typeof InboxItemRow.Type
 
 /** Which items a list shows: every project, one project, or the unfiled ones (`project_id IS NULL`). */
 export type ProjectFilter =
@@ -48,35 +49,12 @@ export interface ListRequest {
 const Seq = Schema.String
 
 const SummaryRow = Schema.Struct({ seq: Seq, ...InboxNotificationSummary.fields })
-export type SummaryRow = typeof SummaryRow.Type
 
-const DetailRow = Schema.Struct({
-  ...InboxNotificationSummary.fields,
-  body: Schema.String,
-  summary: Schema.NullOr(Schema.String),
-  status: Schema.NullOr(Schema.String)
-})
-export type DetailRow = typeof DetailRow.Type
-
-const ReceiptRow = Schema.Struct({
-  id: Schema.String,
-  deviceId: Schema.String,
-  status: PushReceiptStatus,
-  errorCode: Schema.NullOr(Schema.String),
-  checkedAt: Schema.NullOr(Schema.String)
-})
-export type ReceiptRow = typeof ReceiptRow.Type
-
-const ProjectRow = Schema.Struct({
-  projectId: Schema.NullOr(Schema.String),
-  unreadCount: Schema.Number,
-  totalCount: Schema.Number,
-  latestTitle: Schema.String,
-  latestPreview: Schema.String,
-  latestImageUrl: Schema.NullOr(Schema.String),
-  latestAt: Schema.String
-})
-export type ProjectRow = typeof ProjectRow.Type
+/** A list item and its place in the inbox (what a cursor names). */
+export interface Listed {
+  readonly seq: string
+  readonly item: InboxNotificationSummary
+}
 
 const ItemKey = Schema.Struct({ userId: Schema.String, origin: Schema.String, itemId: Schema.String })
 type ItemKey = typeof ItemKey.Type
@@ -85,21 +63,26 @@ type ItemKey = typeof ItemKey.Type
 const MarkRow = Schema.Struct({ readAt: Schema.NullOr(Schema.String), wasRead: Schema.Boolean })
 export type MarkRow = typeof MarkRow.Type
 
+const Count = Schema.Struct({ n: Schema.Number })
+const UserId = Schema.Struct({ userId: Schema.String })
+
 export class InboxRepo extends Context.Service<InboxRepo, {
   /** The named server secret, created from `fresh` by the first caller; every later caller reads the same. */
   readonly serverSecret: (name: string, fresh: string) => Effect.Effect<string>
-  /** Inserts rows; a row whose (user, origin, item) exists is left as it is. Answers how many were new. */
+  /** Inserts rows now; a row whose (user, origin, item) exists is left as it is. Answers how many were new. */
   readonly insert: (rows: ReadonlyArray<InboxItemRow>) => Effect.Effect<number>
-  /** The same INSERT as a statement to run inside a caller's statement (a CTE member). */
-  readonly insertStatement: (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) => Statement.Statement<unknown>
+  /** The same insert, in the caller's unit of work when there is one (else now). */
+  readonly add: (rows: ReadonlyArray<InboxItemRow>) => Effect.Effect<void>
   /** The highest `seq` of the account's inbox, "0" when empty. */
   readonly topSeq: (userId: string) => Effect.Effect<string>
   /** One row more than `limit` when more follow, newest first. */
-  readonly list: (request: ListRequest) => Effect.Effect<ReadonlyArray<SummaryRow>>
-  readonly projects: (userId: string, max: number) => Effect.Effect<ReadonlyArray<ProjectRow>>
+  readonly list: (request: ListRequest) => Effect.Effect<ReadonlyArray<Listed>>
+  /** The account's projects, most recent first, each named (the unfiled ones "Unfiled"). */
+  readonly projects: (userId: string, max: number) => Effect.Effect<ReadonlyArray<InboxProject>>
   readonly totalUnread: (userId: string) => Effect.Effect<number>
-  readonly find: (key: ItemKey) => Effect.Effect<Option.Option<DetailRow>>
-  readonly receipts: (key: ItemKey) => Effect.Effect<ReadonlyArray<ReceiptRow>>
+  /** The item without its receipts. */
+  readonly find: (key: ItemKey) => Effect.Effect<Option.Option<InboxNotificationDetail>>
+  readonly receipts: (key: ItemKey) => Effect.Effect<ReadonlyArray<PushReceipt>>
   readonly markRead: (key: ItemKey) => Effect.Effect<Option.Option<MarkRow>>
   readonly markUnread: (key: ItemKey) => Effect.Effect<Option.Option<MarkRow>>
   /** Marks the account's unread items with `seq` up to `seq` read; answers how many. */
@@ -112,23 +95,38 @@ export class InboxRepo extends Context.Service<InboxRepo, {
       i.origin || ':' || i.item_id AS id, i.origin, i.project_id, i.project_id AS project_name, i.source_name,
       i.source_image_url, i.title, i.preview, i.url, i.body_format, i.read_at, i.created_at, NULL AS app`
 
-    const decodeSummaries = Schema.decodeUnknownEffect(Schema.Array(SummaryRow))
-    const list = (r: ListRequest) => {
-      const conditions = [
-        sql`i.user_id = ${r.userId}`,
-        ...(r.project._tag === "Unfiled" ? [sql`i.project_id IS NULL`] : []),
-        ...(r.project._tag === "Project" ? [sql`i.project_id = ${r.project.projectId}`] : []),
-        ...(r.unreadOnly ? [sql`i.read_at IS NULL`] : []),
-        ...(r.beforeSeq === null ? [] : [sql`i.seq < ${r.beforeSeq}::bigint`])
-      ]
-      return sql`SELECT i.seq::text AS seq, ${summaryColumns} FROM inbox_items i
-                 WHERE ${sql.and(conditions)} ORDER BY i.seq DESC LIMIT ${r.limit + 1}`.pipe(Effect.flatMap(decodeSummaries))
-    }
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Struct({
+        userId: Schema.String,
+        project: Schema.Union([
+          Schema.TaggedStruct("Any", {}),
+          Schema.TaggedStruct("Unfiled", {}),
+          Schema.TaggedStruct("Project", { projectId: Schema.String })
+        ]),
+        unreadOnly: Schema.Boolean,
+        beforeSeq: Schema.NullOr(Seq),
+        limit: Schema.Number
+      }),
+      Result: SummaryRow,
+      execute: (r) => {
+        const conditions = [
+          sql`i.user_id = ${r.userId}`,
+          ...(r.project._tag === "Unfiled" ? [sql`i.project_id IS NULL`] : []),
+          ...(r.project._tag === "Project" ? [sql`i.project_id = ${r.project.projectId}`] : []),
+          ...(r.unreadOnly ? [sql`i.read_at IS NULL`] : []),
+          ...(r.beforeSeq === null ? [] : [sql`i.seq < ${r.beforeSeq}::bigint`])
+        ]
+        return sql`SELECT i.seq::text AS seq, ${summaryColumns} FROM inbox_items i
+                   WHERE ${sql.and(conditions)} ORDER BY i.seq DESC LIMIT ${r.limit + 1}`
+      }
+    })
+    const list = (r: ListRequest) =>
+      Effect.map(listRows(r), (rows) => rows.map(({ seq, ...fields }) => ({ seq, item: new InboxNotificationSummary(fields) })))
 
     // One row per project: its counts, and its latest item (DISTINCT ON picks the highest seq).
     const projects = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.String, max: Schema.Number }),
-      Result: ProjectRow,
+      Result: InboxProject,
       execute: ({ max, userId }) =>
         sql`WITH counts AS (
               SELECT project_id, count(*)::int AS total_count,
@@ -136,15 +134,16 @@ export class InboxRepo extends Context.Service<InboxRepo, {
               FROM inbox_items WHERE user_id = ${userId} GROUP BY project_id
               ORDER BY latest_seq DESC LIMIT ${max}
             )
-            SELECT c.project_id, c.unread_count, c.total_count, i.title AS latest_title,
-                   i.preview AS latest_preview, i.source_image_url AS latest_image_url, i.created_at AS latest_at
+            SELECT c.project_id, COALESCE(c.project_id, 'Unfiled') AS name, c.unread_count, c.total_count,
+                   i.title AS latest_title, i.preview AS latest_preview, i.source_image_url AS latest_image_url,
+                   i.created_at AS latest_at
             FROM counts c JOIN inbox_items i ON i.seq = c.latest_seq
             ORDER BY c.latest_seq DESC`
     })
 
     const find = SqlSchema.findOneOption({
       Request: ItemKey,
-      Result: DetailRow,
+      Result: InboxNotificationDetail,
       execute: (k) =>
         sql`SELECT ${summaryColumns}, i.body, i.summary,
                    CASE WHEN i.origin = 'notification' AND n.withdrawn_at IS NOT NULL THEN 'withdrawn'
@@ -158,7 +157,7 @@ export class InboxRepo extends Context.Service<InboxRepo, {
     // Alert pushes of this item to the account's own devices; `sending` is a push in flight.
     const receipts = SqlSchema.findAll({
       Request: ItemKey,
-      Result: ReceiptRow,
+      Result: PushReceipt,
       execute: (k) =>
         sql`SELECT r.id, r.device_id, CASE WHEN r.status = 'sending' THEN 'pending' ELSE r.status END AS status,
                    r.error_code, r.checked_at
@@ -187,14 +186,14 @@ export class InboxRepo extends Context.Service<InboxRepo, {
                      prev.read_at IS NOT NULL AS was_read
               FROM prev`
       })
-
-    const count = (rows: ReadonlyArray<{ readonly n?: unknown }>) => Number(rows[0]?.n ?? 0)
+    const markRead = mark(true)
+    const markUnread = mark(false)
 
     // `seq` must follow commit order within a person's inbox (cursors and
     // read-through tokens rely on it), so each insert holds that person's
     // advisory lock from before its `seq` is drawn until it commits. Rows are
     // sorted by person so concurrent inserts take their locks in one order.
-    const insertStatement = (rows: Arr.NonEmptyReadonlyArray<InboxItemRow>) => {
+    const items = makeWriter<InboxItemRow>((rows) => {
       const sorted = [...rows].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0))
       return sql`
         INSERT INTO inbox_items (user_id, origin, item_id, project_id, source_name, source_image_url, title, preview,
@@ -207,42 +206,58 @@ export class InboxRepo extends Context.Service<InboxRepo, {
           "createdAt" timestamptz)
         CROSS JOIN LATERAL (SELECT pg_advisory_xact_lock(${INBOX_LOCK_SPACE}, hashtext(r."userId"))) AS locked
         ON CONFLICT (user_id, origin, item_id) DO NOTHING`
-    }
+    })
+    const insertCounted = SqlSchema.findOne({
+      Request: Schema.NonEmptyArray(InboxItemRow),
+      Result: Count,
+      execute: (rows) =>
+        sql`WITH added AS (${items.statement(rows)} RETURNING 1)
+            SELECT count(*)::int AS n FROM added`
+    })
+
+    const secret = SqlSchema.findOne({
+      Request: Schema.Struct({ name: Schema.String, fresh: Schema.String }),
+      Result: Schema.Struct({ secret: Schema.String }),
+      execute: ({ fresh, name }) =>
+        sql`INSERT INTO server_secrets (name, secret) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`.pipe(
+          Effect.andThen(sql`SELECT secret FROM server_secrets WHERE name = ${name}`)
+        )
+    })
+    const topSeq = SqlSchema.findOne({
+      Request: UserId,
+      Result: Schema.Struct({ seq: Seq }),
+      execute: ({ userId }) => sql`SELECT coalesce(max(seq), 0)::text AS seq FROM inbox_items WHERE user_id = ${userId}`
+    })
+    const totalUnread = SqlSchema.findOne({
+      Request: UserId,
+      Result: Count,
+      execute: ({ userId }) => sql`SELECT count(*)::int AS n FROM inbox_items WHERE user_id = ${userId} AND read_at IS NULL`
+    })
+    const readThrough = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.String, seq: Seq }),
+      Result: Count,
+      execute: ({ seq, userId }) =>
+        sql`WITH marked AS (
+              UPDATE inbox_items SET read_at = now()
+              WHERE user_id = ${userId} AND read_at IS NULL AND seq <= ${seq}::bigint
+              RETURNING 1
+            ) SELECT count(*)::int AS n FROM marked`
+    })
 
     return InboxRepo.of({
-      insertStatement,
-      serverSecret: (name, fresh) =>
-        sql`INSERT INTO server_secrets (name, secret) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`.pipe(
-          Effect.andThen(sql<{ secret: string }>`SELECT secret FROM server_secrets WHERE name = ${name}`),
-          Effect.map((rows) => rows[0]!.secret),
-          Effect.orDie
-        ),
+      serverSecret: (name, fresh) => secret({ name, fresh }).pipe(Effect.map((row) => row.secret), Effect.orDie),
       insert: (rows) =>
-        !Arr.isReadonlyArrayNonEmpty(rows) ? Effect.succeed(0) : sql<{ n: number }>`
-          WITH added AS (${insertStatement(rows)} RETURNING 1) SELECT count(*)::int AS n FROM added`.pipe(Effect.map(count), Effect.orDie),
-      topSeq: (userId) =>
-        sql<{ seq: string }>`SELECT coalesce(max(seq), 0)::text AS seq FROM inbox_items WHERE user_id = ${userId}`.pipe(
-          Effect.map((rows) => rows[0]!.seq),
-          Effect.orDie
-        ),
+        Arr.isReadonlyArrayNonEmpty(rows) ? insertCounted(rows).pipe(Effect.map((row) => row.n), Effect.orDie) : Effect.succeed(0),
+      add: (rows) => write(items, rows),
+      topSeq: (userId) => topSeq({ userId }).pipe(Effect.map((row) => row.seq), Effect.orDie),
       list: (r) => list(r).pipe(Effect.orDie),
       projects: (userId, max) => projects({ userId, max }).pipe(Effect.orDie),
-      totalUnread: (userId) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_items WHERE user_id = ${userId} AND read_at IS NULL`.pipe(
-          Effect.map(count),
-          Effect.orDie
-        ),
+      totalUnread: (userId) => totalUnread({ userId }).pipe(Effect.map((row) => row.n), Effect.orDie),
       find: (k) => find(k).pipe(Effect.orDie),
       receipts: (k) => receipts(k).pipe(Effect.orDie),
-      markRead: (k) => mark(true)(k).pipe(Effect.orDie),
-      markUnread: (k) => mark(false)(k).pipe(Effect.orDie),
-      readThrough: (userId, seq) =>
-        sql<{ n: number }>`
-          WITH marked AS (
-            UPDATE inbox_items SET read_at = now()
-            WHERE user_id = ${userId} AND read_at IS NULL AND seq <= ${seq}::bigint
-            RETURNING 1
-          ) SELECT count(*)::int AS n FROM marked`.pipe(Effect.map(count), Effect.orDie)
+      markRead: (k) => markRead(k).pipe(Effect.orDie),
+      markUnread: (k) => markUnread(k).pipe(Effect.orDie),
+      readThrough: (userId, seq) => readThrough({ userId, seq }).pipe(Effect.map((row) => row.n), Effect.orDie)
     })
   }))
 }

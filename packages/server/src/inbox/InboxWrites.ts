@@ -1,15 +1,13 @@
 /**
- * How other capabilities put items into the inbox: notifications and webhook
- * events write one row per recipient. `insert` joins the caller's open
- * transaction (`sql.withTransaction`), so the inbox copy commits or rolls back
- * with the notification or event it belongs to.
+ * How other capabilities put items into the inbox: notifications, prompts and
+ * webhook events write one row per recipient. `add` joins the caller's unit of
+ * work (db/UnitOfWork.ts), so the inbox copy commits with the notification or
+ * event it belongs to, in the same statement; `insert` writes at once, in the
+ * caller's transaction when there is one.
  */
 import type { BodyFormat, InboxOrigin } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import type { Array as Arr } from "effect"
-import type { Statement } from "effect/sql"
 import { InboxRepo } from "./InboxRepo.ts"
-import type { InboxItemRow } from "./InboxRepo.ts"
 import { previewOf } from "./Preview.ts"
 
 export { PREVIEW_MAX, previewOf } from "./Preview.ts"
@@ -42,11 +40,8 @@ export class InboxWrites extends Context.Service<InboxWrites, {
    * harmless. Answers how many items were new.
    */
   readonly insert: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<number>
-  /**
-   * The same insert as a statement for a caller that writes its own rows and
-   * the inbox copies in one statement (a CTE member; one round trip, atomic).
-   */
-  readonly insertStatement: (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) => Effect.Effect<Statement.Statement<unknown>>
+  /** The same insert in the caller's unit of work, committed with its other rows (now when there is none). */
+  readonly add: (items: ReadonlyArray<NewInboxItem>) => Effect.Effect<void>
 }>()("herald/InboxWrites") {
   static readonly layerNoDeps = Layer.effect(InboxWrites, Effect.gen(function*() {
     const repo = yield* InboxRepo
@@ -78,9 +73,8 @@ export class InboxWrites extends Context.Service<InboxWrites, {
       if (items.length === 0) return 0
       return yield* repo.insert(yield* rowsOf(items))
     })
-    const insertStatement = (items: Arr.NonEmptyReadonlyArray<NewInboxItem>) =>
-      Effect.map(rowsOf(items), (rows) => repo.insertStatement(rows as unknown as Arr.NonEmptyReadonlyArray<InboxItemRow>))
-    return InboxWrites.of({ insert, insertStatement })
+    const add = (items: ReadonlyArray<NewInboxItem>) => Effect.flatMap(rowsOf(items), repo.add)
+    return InboxWrites.of({ insert, add })
   }))
 
   static readonly layer = InboxWrites.layerNoDeps.pipe(Layer.provide(InboxRepo.layer))

@@ -5,34 +5,41 @@
  * accepted. Everything that changes a prompt afterwards — an answer, a cancel,
  * the deadline — goes through that entity, which also wakes the waiters.
  */
-import { InteractionCreated, InteractionNotPending, InteractiveLiveActivityUnsupported, NotFound } from "@herald/api"
+import { Interaction, InteractionCreated, InteractionNotPending, InteractiveLiveActivityUnsupported, NotFound } from "@herald/api"
 import type {
   AgentPrincipal,
   AnswerRequest,
   AnswerMismatch,
   CreateInteractionRequest,
   InboxInteraction,
-  Interaction,
-  ActivityCapacityExceeded
+  ActivityCapacityExceeded,
+  ServiceUnavailable
 } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { MAX_PENDING_LISTED } from "../config/Limits.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
-import { clusterFailuresAreDefects } from "../cluster/Failures.ts"
+import { Deadline } from "../cluster/Deadline.ts"
+import * as EntityCalls from "../cluster/EntityCalls.ts"
+import type { MissingReference } from "../db/ForeignKeys.ts"
+import { UnitOfWork } from "../db/UnitOfWork.ts"
+import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
-import { ExpireAt, Prompt } from "./PromptEntity.ts"
+import { Prompt } from "./PromptProtocol.ts"
 import { InteractionsRepo } from "./Repo.ts"
 import type { NewInteraction } from "./Repo.ts"
 
 const notFound = new NotFound({ error: "Prompt not found." })
+
+/** A row the prompt names was deleted after it was checked: the 404 the check would have answered a moment later. */
+const missingReference = (error: MissingReference) =>
+  new NotFound({ error: error.constraint?.includes("webhook") === true ? "Reply webhook not found." : "A resource the prompt names no longer exists." })
 /** decisions.md: default and bounds of `expiresInSeconds`. */
 const DEFAULT_EXPIRY_SECONDS = 3600
 const DEFAULT_WAIT_SECONDS = 30
@@ -53,12 +60,22 @@ export class Interactions extends Context.Service<Interactions, {
   readonly create: (
     agent: AgentPrincipal,
     input: CreateInteractionRequest
-  ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded>
+  ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded | ServiceUnavailable>
   readonly pending: (userId: string) => Effect.Effect<ReadonlyArray<InboxInteraction>>
   readonly get: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound>
-  readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound>
-  readonly cancel: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound | InteractionNotPending>
-  readonly answer: (userId: string, id: string, input: AnswerRequest) => Effect.Effect<Interaction, NotFound | InteractionNotPending | AnswerMismatch>
+  readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound | ServiceUnavailable>
+  readonly cancel: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound | InteractionNotPending | ServiceUnavailable>
+  readonly answer: (
+    userId: string,
+    id: string,
+    input: AnswerRequest
+  ) => Effect.Effect<Interaction, NotFound | InteractionNotPending | AnswerMismatch | ServiceUnavailable>
+  /**
+   * Stores the expiry timer of every pending prompt that has none (a crash
+   * between a prompt's commit and its timer, or a timer refused by a busy
+   * cluster). Run at start by a worker (`runtime/Workers.ts`).
+   */
+  readonly rescheduleDeadlines: Effect.Effect<void, ServiceUnavailable>
 }>()("herald/Interactions") {
   static readonly layerNoDeps = Layer.effect(Interactions, Effect.gen(function*() {
     const repo = yield* InteractionsRepo
@@ -69,20 +86,23 @@ export class Interactions extends Context.Service<Interactions, {
     const webhooks = yield* ReplyWebhooks
     const prompt = yield* Prompt.client
     const activities = yield* LiveActivities
-    const sql = yield* SqlClient.SqlClient
+    const targeting = yield* DeviceTargeting
+    const unit = yield* UnitOfWork
 
     const scheduleExpiry = (id: string, expiresAt: string) =>
-      prompt(id).Expire(new ExpireAt({ expiresAtMillis: Date.parse(expiresAt) }), { discard: true }).pipe(Effect.orDie)
+      EntityCalls.call(prompt(id).Expire(Deadline.at(expiresAt), { discard: true }))
 
     /** presentation `live_activity`: the card is queued per device and sent by its entity; nothing is accepted yet. */
     const createCard = (agent: AgentPrincipal, row: NewInteraction & { readonly liveActivityId: string }, deviceIds: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const filed = yield* filingStatements(row)
-        const { interaction, queued } = yield* sql.withTransaction(Effect.gen(function*() {
-          const interaction = yield* repo.insert(row, filed)
+        const { interaction, queued } = yield* repo.inTransaction(Effect.gen(function*() {
+          // The prompt and its filing in one statement, before the card that refers to it.
+          const interaction = yield* unit.commit(Effect.tap(repo.insert(row), () => file(row))).pipe(
+            Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e)))
+          )
           const queued = yield* activities.startPromptCard(row.liveActivityId, interaction, agent, deviceIds)
           return { interaction, queued }
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         yield* Effect.all([scheduleExpiry(row.id, row.expiresAt), activities.cardStarted(row.liveActivityId, row.expiresAt)]).pipe(
           Effect.uninterruptible
         )
@@ -93,13 +113,13 @@ export class Interactions extends Context.Service<Interactions, {
           queued,
           message: `Pending. The interactive card is queued for ${queued} device${queued === 1 ? "" : "s"}; ` +
             "read the prompt later for provider acceptance. Use GET /interactions/{id}/wait for the answer."
-        }, { disableChecks: true })
+        })
       })
 
-    /** The prompt's inbox copy and activity-feed entry, written with it. */
-    const filingStatements = (row: NewInteraction) =>
+    /** The prompt's inbox copy and activity-feed entry, written with it (in the caller's unit of work). */
+    const file = (row: NewInteraction) =>
       Effect.all([
-        inbox.insertStatement([{
+        inbox.add([{
           userId: row.userId,
           origin: "interaction",
           itemId: row.id,
@@ -110,7 +130,7 @@ export class Interactions extends Context.Service<Interactions, {
           url: row.url,
           createdAt: row.createdAt
         }]),
-        feed.recordStatement([{
+        feed.add([{
           userId: row.userId,
           kind: "response",
           refId: row.id,
@@ -129,8 +149,8 @@ export class Interactions extends Context.Service<Interactions, {
         return yield* new NotFound({ error: "Reply webhook not found." })
       }
       const presentation = input.presentation ?? "notification"
-      const devices = yield* repo.devices(agent.userId)
-      const cardDevices = devices.filter((d) => d.interactive).map((d) => d.id)
+      const devices = yield* targeting.targets(agent.userId)
+      const cardDevices = devices.filter((d) => d.interactiveLiveActivitiesCapable).map((d) => d.id)
       if (presentation === "live_activity" && cardDevices.length === 0) {
         return yield* new InteractiveLiveActivityUnsupported({
           error: "No active device of the account can show an interactive live activity (interactiveLiveActivitiesCapable)."
@@ -183,22 +203,25 @@ export class Interactions extends Context.Service<Interactions, {
         purpose: "alert" as const,
         message
       }))
-      const receipts = yield* outbox.enqueueStatement(pushes, { sendNow: true })
-      const filed = yield* filingStatements(row)
       // From the write on, the request runs to its end even if the caller goes
       // away: the expiry timer must exist and the pushes go out now.
       const { interaction, summary } = yield* Effect.gen(function*() {
-        const interaction = yield* repo.insert(row, [...filed, ...(pushes.length > 0 ? [receipts.statement] : [])])
+        // The prompt, its inbox copy, feed entry and pushes: committed together, in one round trip.
+        const [interaction, receiptIds] = yield* unit.commit(Effect.all([
+          repo.insert(row),
+          outbox.enqueue(pushes, { sendNow: true }),
+          file(row)
+        ])).pipe(Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e))))
         yield* scheduleExpiry(id, expiresAt)
-        const summary = yield* outbox.sendNow(receipts.ids)
+        const summary = yield* outbox.sendNow(receiptIds)
         return { interaction, summary }
       }).pipe(Effect.uninterruptible)
       return new InteractionCreated({
-        interaction: { ...interaction, accepted: summary.accepted },
+        interaction: new Interaction({ ...interaction, accepted: summary.accepted }),
         accepted: summary.accepted,
         queued: summary.queued,
         message: createdMessage(summary.accepted, devices.length, summary.queued)
-      }, { disableChecks: true })
+      })
     })
 
     const get = (tokenId: string, id: string) =>
@@ -208,36 +231,26 @@ export class Interactions extends Context.Service<Interactions, {
       const found = yield* get(tokenId, id)
       if (found.status !== "pending") return found
       // Parked on the prompt's entity: no connection is held while waiting.
-      yield* prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 }).pipe(
-        Effect.orDie
-      )
+      yield* EntityCalls.call(prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 }))
       return yield* get(tokenId, id)
     })
 
     const cancel = Effect.fn("Interactions.cancel")(function*(tokenId: string, id: string) {
       if (!(yield* repo.ownedByToken(id, tokenId))) return yield* notFound
-      return yield* prompt(id).Cancel().pipe(Effect.catchTags(clusterFailuresAreDefects))
+      return yield* EntityCalls.call(prompt(id).Cancel())
     })
 
     const answer = Effect.fn("Interactions.answer")(function*(userId: string, id: string, input: AnswerRequest) {
       if (!(yield* repo.ownedByUser(id, userId))) return yield* notFound
       const deviceId = input.deviceId ?? null
-      if (deviceId !== null && !(yield* repo.ownsDevice(userId, deviceId))) {
-        return yield* new NotFound({ error: "Device not found." })
-      }
-      return yield* prompt(id).Answer({ status: input.status, response: input.response ?? null, userId, deviceId }).pipe(
-        Effect.catchTags(clusterFailuresAreDefects)
-      )
+      if (deviceId !== null) yield* targeting.owned(userId, deviceId)
+      return yield* EntityCalls.call(prompt(id).Answer({ status: input.status, response: input.response ?? null, userId, deviceId }))
     })
 
-    // Expiry timers for prompts whose creation was cut short between the
-    // commit and the timer (a crash): scheduled at start.
-    yield* Effect.forkScoped(
-      Effect.flatMap(repo.pendingDeadlines, (rows) =>
-        Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("could not reschedule prompt expiry timers", cause))
+    const rescheduleDeadlines = Effect.flatMap(repo.pendingDeadlines, (rows) =>
+      Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
+        Effect.withSpan("Interactions.rescheduleDeadlines")
       )
-    )
 
     return Interactions.of({
       create,
@@ -245,7 +258,8 @@ export class Interactions extends Context.Service<Interactions, {
       get,
       wait,
       cancel,
-      answer
+      answer,
+      rescheduleDeadlines
     })
   }))
 }

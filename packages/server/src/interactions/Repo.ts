@@ -2,14 +2,19 @@
  * SQL of prompts. Reads are scoped in SQL: by the creating token (the agent's
  * get, wait and cancel), by the account (lists, the person's answer). A status
  * changes only from `pending`, by one conditional UPDATE, so concurrent
- * answers, a cancel and the expiry race safely: exactly one wins.
+ * answers, a cancel and the expiry race safely: exactly one wins. Every row
+ * is decoded (`SqlSchema`) into the contract's records or a schema built from
+ * their fields; a new prompt is written through the request's unit of work.
  */
 import { InboxInteraction, Interaction } from "@herald/api"
 import type { AnswerStatus, InteractionKind, Presentation } from "@herald/api"
-import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
-import { alongsideMembers } from "../db/Statements.ts"
+import { makeWriter, write } from "../db/UnitOfWork.ts"
+
+/** The NOTIFY channel of prompt changes (`announce`; listened to by `Wakeups.ts`). */
+export const PROMPTS_CHANNEL = "herald_prompts"
 
 export interface NewInteraction {
   readonly id: string
@@ -52,12 +57,6 @@ export interface Routing {
   readonly serviceId: string | null
 }
 
-export interface PromptDevice {
-  readonly id: string
-  readonly userId: string
-  readonly interactive: boolean
-}
-
 const columns = (sql: SqlClient.SqlClient) => sql`
   i.id, i.title, i.prompt, i.kind, i.presentation, i.status, i.choices, i.response, i.image_url, i.url,
   i.action_digest, i.primary_label, i.secondary_label, i.responding_device_id, i.responding_user_id,
@@ -69,20 +68,53 @@ const columns = (sql: SqlClient.SqlClient) => sql`
           WHERE r.item_id = i.id AND r.origin = 'interaction' AND r.purpose = 'alert' AND r.status = 'accepted')
   END AS accepted`
 
-const InteractionRow = Schema.Struct({ ...Interaction.fields })
-const InboxInteractionRow = Schema.Struct({ ...InboxInteraction.fields })
+const Id = Schema.String
+const ForToken = Schema.Struct({ id: Schema.String, tokenId: Schema.String })
+const ForUser = Schema.Struct({ id: Schema.String, userId: Schema.String })
+const Found = Schema.Struct({ found: Schema.Boolean })
 const RoutedRow = Schema.Struct({
   ...Interaction.fields,
   userId: Schema.String,
   webhookId: Schema.NullOr(Schema.String),
   serviceId: Schema.NullOr(Schema.String)
 })
+const Deadline = Schema.Struct({ id: Interaction.fields.id, expiresAt: Interaction.fields.expiresAt })
+const AlertDevice = Schema.Struct({ deviceId: Schema.String, userId: Schema.String })
 
-const toInteraction = (row: typeof InteractionRow.Type) => new Interaction(row, { disableChecks: true })
+/** A new prompt's record, as its row reads back: pending, nothing accepted or answered yet. */
+const recordOf = (row: NewInteraction) =>
+  new Interaction({
+    id: row.id,
+    title: row.title,
+    prompt: row.prompt,
+    kind: row.kind,
+    presentation: row.presentation,
+    status: "pending",
+    choices: row.choices,
+    response: null,
+    imageUrl: row.imageUrl,
+    url: row.url,
+    actionDigest: row.actionDigest,
+    primaryLabel: row.primaryLabel,
+    secondaryLabel: row.secondaryLabel,
+    accepted: 0,
+    respondingDeviceId: null,
+    respondingUserId: null,
+    expiresAt: row.expiresAt,
+    createdAt: row.createdAt,
+    respondedAt: null,
+    canceledAt: null
+  })
 
 export class InteractionsRepo extends Context.Service<InteractionsRepo, {
-  /** Inserts the prompt and, in the same statement, the rows that exist with it (inbox copy, feed entry, pushes). */
-  readonly insert: (row: NewInteraction, alongside: ReadonlyArray<Statement.Statement<unknown>>) => Effect.Effect<Interaction>
+  /**
+   * Writes the prompt in the caller's unit of work (db/UnitOfWork.ts), with
+   * the rows that exist with it (inbox copy, feed entry, pushes); answers its
+   * record as it will read once committed (nothing accepted yet).
+   */
+  readonly insert: (row: NewInteraction) => Effect.Effect<Interaction>
+  /** Runs `effect` in one transaction (a prompt and its live-activity card; a transition and its events). */
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** A prompt created by this token. */
   readonly findForToken: (id: string, tokenId: string) => Effect.Effect<Interaction | undefined>
   /** A prompt of this account (the person answering it). */
@@ -98,10 +130,11 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
    * none when it is no longer pending (or does not exist).
    */
   readonly transition: (id: string, change: Change) => Effect.Effect<{ readonly interaction: Interaction; readonly routing: Routing } | undefined>
-  /** The account's active devices, and whether each can show an interactive live activity. */
-  readonly devices: (userId: string) => Effect.Effect<ReadonlyArray<PromptDevice>>
-  /** Whether the device is the person's. */
-  readonly ownsDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
+  /**
+   * Tells the other processes (`Wakeups.ts`) that the prompt changed: a
+   * NOTIFY, delivered when the caller's transaction commits.
+   */
+  readonly announce: (payload: string) => Effect.Effect<void>
   /**
    * An ended prompt's alerts: those still queued are dropped; answers the
    * devices that got (or are getting) one, which the removal command goes to.
@@ -115,46 +148,43 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
 }>()("herald/InteractionsRepo") {
   static readonly layer = Layer.effect(InteractionsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const decodeOne = Schema.decodeUnknownEffect(Schema.Array(InteractionRow))
-    const decodeInbox = Schema.decodeUnknownEffect(Schema.Array(InboxInteractionRow))
-    const decodeRouted = Schema.decodeUnknownEffect(Schema.Array(RoutedRow))
+    const first = <A>(rows: ReadonlyArray<A>) => rows[0]
 
-    const first = (rows: ReadonlyArray<typeof InteractionRow.Type>) => rows[0] === undefined ? undefined : toInteraction(rows[0])
+    const interactions = makeWriter<NewInteraction>((rows) =>
+      sql`INSERT INTO interactions ${sql.insert(Arr.map(rows, (row) => ({ ...row, choices: JSON.stringify(row.choices) })))}`
+    )
+    const insert = (row: NewInteraction) => Effect.as(write(interactions, [row]), recordOf(row))
 
-    const insert = (row: NewInteraction, alongside: ReadonlyArray<Statement.Statement<unknown>>) =>
-      sql`
-        WITH i AS (
-          INSERT INTO interactions ${sql.insert({ ...row, choices: JSON.stringify(row.choices) })}
-          RETURNING *)
-        ${alongsideMembers(sql, alongside)}
-        SELECT ${columns(sql)} FROM i`.pipe(
-        Effect.flatMap(decodeOne),
-        // Nothing is accepted yet: the pushes are sent after the commit.
-        Effect.map((rows) => toInteraction({ ...rows[0]!, accepted: 0 })),
-        Effect.orDie
-      )
+    const findOne = <Req extends Schema.Top>(Request: Req, where: (request: Req["Encoded"]) => Statement.Fragment) =>
+      SqlSchema.findAll({
+        Request,
+        Result: Interaction,
+        execute: (request) => sql`SELECT ${columns(sql)} FROM interactions i WHERE ${where(request)}`
+      })
+    const byToken = findOne(ForToken, ({ id, tokenId }) => sql`i.id = ${id} AND i.token_id = ${tokenId}`)
+    const byUser = findOne(ForUser, ({ id, userId }) => sql`i.id = ${id} AND i.user_id = ${userId}`)
+    const byId = findOne(Id, (id) => sql`i.id = ${id}`)
 
-    const findWhere = (where: Statement.Fragment) =>
-      sql`SELECT ${columns(sql)} FROM interactions i WHERE ${where}`.pipe(
-        Effect.flatMap(decodeOne),
-        Effect.map(first),
-        Effect.orDie
-      )
+    const existsWhere = <Req extends Schema.Top>(Request: Req, where: (request: Req["Encoded"]) => Statement.Fragment) =>
+      SqlSchema.findOne({
+        Request,
+        Result: Found,
+        execute: (request) => sql`SELECT EXISTS (SELECT 1 FROM interactions i WHERE ${where(request)}) AS found`
+      })
+    const tokenOwns = existsWhere(ForToken, ({ id, tokenId }) => sql`i.id = ${id} AND i.token_id = ${tokenId}`)
+    const userOwns = existsWhere(ForUser, ({ id, userId }) => sql`i.id = ${id} AND i.user_id = ${userId}`)
 
-    const exists = (where: Statement.Fragment) =>
-      sql`SELECT 1 FROM interactions i WHERE ${where}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
-
-    const pending = (userId: string, limit: number) =>
-      sql`
-        SELECT ${columns(sql)}, i.source_name, NULL::text AS source_image_url, i.project_id
-        FROM interactions i
-        WHERE i.user_id = ${userId} AND i.status = 'pending' AND i.expires_at > now()
-        ORDER BY i.created_at DESC, i.id DESC
-        LIMIT ${limit}`.pipe(
-        Effect.flatMap(decodeInbox),
-        Effect.map((rows) => rows.map((row) => new InboxInteraction(row, { disableChecks: true }))),
-        Effect.orDie
-      )
+    const pending = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, limit: Schema.Int }),
+      Result: InboxInteraction,
+      execute: ({ limit, userId }) =>
+        sql`
+          SELECT ${columns(sql)}, i.source_name, NULL::text AS source_image_url, i.project_id
+          FROM interactions i
+          WHERE i.user_id = ${userId} AND i.status = 'pending' AND i.expires_at > now()
+          ORDER BY i.created_at DESC, i.id DESC
+          LIMIT ${limit}`
+    })
 
     const setClause = (change: Change) => {
       switch (change._tag) {
@@ -168,70 +198,78 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
       }
     }
 
+    const transitionRows = (id: string, change: Change) =>
+      SqlSchema.findAll({
+        Request: Id,
+        Result: RoutedRow,
+        execute: (id) =>
+          sql`
+            WITH i AS (
+              UPDATE interactions SET ${setClause(change)}
+              WHERE id = ${id} AND status = 'pending'
+              RETURNING *),
+            -- The feed shows the outcome; an answered prompt was seen, so its inbox copy is read.
+            feed AS (
+              UPDATE activity_feed f SET result = i.status FROM i
+              WHERE f.user_id = i.user_id AND f.kind = 'response' AND f.ref_id = i.id),
+            inbox AS (
+              UPDATE inbox_items b SET read_at = COALESCE(b.read_at, now()) FROM i
+              WHERE b.user_id = i.user_id AND b.origin = 'interaction' AND b.item_id = i.id
+                AND i.status NOT IN ('canceled', 'expired'))
+            SELECT ${columns(sql)}, i.user_id, i.webhook_id, i.service_id FROM i`
+      })(id)
+
     const transition = (id: string, change: Change) =>
-      sql`
-        WITH i AS (
-          UPDATE interactions SET ${setClause(change)}
-          WHERE id = ${id} AND status = 'pending'
-          RETURNING *),
-        -- The feed shows the outcome; an answered prompt was seen, so its inbox copy is read.
-        feed AS (
-          UPDATE activity_feed f SET result = i.status FROM i
-          WHERE f.user_id = i.user_id AND f.kind = 'response' AND f.ref_id = i.id),
-        inbox AS (
-          UPDATE inbox_items b SET read_at = COALESCE(b.read_at, now()) FROM i
-          WHERE b.user_id = i.user_id AND b.origin = 'interaction' AND b.item_id = i.id
-            AND i.status NOT IN ('canceled', 'expired'))
-        SELECT ${columns(sql)}, i.user_id, i.webhook_id, i.service_id FROM i`.pipe(
-        Effect.flatMap(decodeRouted),
+      transitionRows(id, change).pipe(
         Effect.map((rows) => {
           const row = rows[0]
           if (row === undefined) return undefined
-          const { userId, webhookId, serviceId, ...fields } = row
-          return { interaction: toInteraction(fields), routing: { userId, webhookId, serviceId } }
+          const { serviceId, userId, webhookId, ...fields } = row
+          return { interaction: new Interaction(fields), routing: { userId, webhookId, serviceId } }
         }),
         Effect.orDie
       )
 
-    const pendingDeadlines = sql<{ id: string; expiresAt: string }>`
-      SELECT i.id, i.expires_at FROM interactions i
-      WHERE i.status = 'pending' AND NOT EXISTS (
-        SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id)`.pipe(Effect.orDie)
+    const announce = SqlSchema.void({
+      Request: Schema.String,
+      execute: (payload) => sql`SELECT pg_notify(${PROMPTS_CHANNEL}, ${payload})`
+    })
 
-    const devices = (userId: string) =>
-      sql<PromptDevice>`
-        SELECT id, user_id, interactive_live_activities_capable AS interactive
-        FROM devices WHERE user_id = ${userId} AND active ORDER BY created_at, id`.pipe(Effect.orDie)
+    const pendingDeadlines = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Deadline,
+      execute: () =>
+        sql`
+          SELECT i.id, i.expires_at FROM interactions i
+          WHERE i.status = 'pending' AND NOT EXISTS (
+            SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id)`
+    })
 
-    const ownsDevice = (userId: string, deviceId: string) =>
-      sql`SELECT 1 FROM devices WHERE id = ${deviceId} AND user_id = ${userId}`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      )
-
-    const retireAlerts = (id: string) =>
-      sql<{ deviceId: string; userId: string }>`
-        WITH dropped AS (
-          UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
-          WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status = 'pending')
-        SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-        WHERE r.item_id = ${id} AND r.origin = 'interaction' AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`.pipe(
-        Effect.orDie
-      )
+    const retireAlerts = SqlSchema.findAll({
+      Request: Id,
+      Result: AlertDevice,
+      execute: (id) =>
+        sql`
+          WITH dropped AS (
+            UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
+            WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status = 'pending')
+          SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+          WHERE r.item_id = ${id} AND r.origin = 'interaction' AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`
+    })
 
     return InteractionsRepo.of({
       insert,
-      retireAlerts,
-      devices,
-      ownsDevice,
-      findForToken: (id, tokenId) => findWhere(sql`i.id = ${id} AND i.token_id = ${tokenId}`),
-      findForUser: (id, userId) => findWhere(sql`i.id = ${id} AND i.user_id = ${userId}`),
-      find: (id) => findWhere(sql`i.id = ${id}`),
-      ownedByToken: (id, tokenId) => exists(sql`i.id = ${id} AND i.token_id = ${tokenId}`),
-      ownedByUser: (id, userId) => exists(sql`i.id = ${id} AND i.user_id = ${userId}`),
-      pending,
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
+      findForToken: (id, tokenId) => byToken({ id, tokenId }).pipe(Effect.map(first), Effect.orDie),
+      findForUser: (id, userId) => byUser({ id, userId }).pipe(Effect.map(first), Effect.orDie),
+      find: (id) => byId(id).pipe(Effect.map(first), Effect.orDie),
+      ownedByToken: (id, tokenId) => tokenOwns({ id, tokenId }).pipe(Effect.map((r) => r.found), Effect.orDie),
+      ownedByUser: (id, userId) => userOwns({ id, userId }).pipe(Effect.map((r) => r.found), Effect.orDie),
+      pending: (userId, limit) => pending({ userId, limit }).pipe(Effect.orDie),
       transition,
-      pendingDeadlines
+      announce: (payload) => announce(payload).pipe(Effect.orDie),
+      retireAlerts: (id) => retireAlerts(id).pipe(Effect.orDie),
+      pendingDeadlines: pendingDeadlines(undefined).pipe(Effect.orDie)
     })
   }))
 }

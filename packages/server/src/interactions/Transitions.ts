@@ -7,14 +7,13 @@
  */
 import type { Interaction } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { eventTypeOf } from "../webhooks/Payloads.ts"
 import { InteractionsRepo } from "./Repo.ts"
-import { CHANNEL, PromptWakeups } from "./Wakeups.ts"
+import { PromptWakeups } from "./Wakeups.ts"
 import type { Change } from "./Repo.ts"
 
 export class Transitions extends Context.Service<Transitions, {
@@ -22,7 +21,6 @@ export class Transitions extends Context.Service<Transitions, {
   readonly apply: (id: string, change: Change) => Effect.Effect<Interaction | undefined>
 }>()("herald/Transitions") {
   static readonly layer = Layer.effect(Transitions, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* InteractionsRepo
     const deliveries = yield* Deliveries
     const activities = yield* LiveActivities
@@ -46,11 +44,11 @@ export class Transitions extends Context.Service<Transitions, {
       })
 
     const apply = Effect.fn("Transitions.apply")(function*(id: string, change: Change) {
-      const changed = yield* sql.withTransaction(Effect.gen(function*() {
+      const changed = yield* repo.inTransaction(Effect.gen(function*() {
         const result = yield* repo.transition(id, change)
         if (result === undefined) return undefined
         // Delivered at commit to the other processes, whose waiters of this prompt it wakes.
-        yield* sql`SELECT pg_notify(${CHANNEL}, ${wakeups.payload(id)})`
+        yield* repo.announce(wakeups.payload(id))
         const queued = yield* deliveries.enqueueOutcome(result.interaction, result.routing, eventTypeOf(result.interaction.status))
         // Its alert leaves every tray (its buttons would only meet a 409); a card ends with it.
         const card = result.interaction.presentation === "live_activity"
@@ -58,7 +56,7 @@ export class Transitions extends Context.Service<Transitions, {
           : undefined
         const withdrawals = card === undefined ? yield* retireAlert(id) : 0
         return { interaction: result.interaction, queued, card, withdrawals }
-      })).pipe(Effect.orDie)
+      }))
       if (changed === undefined) return undefined
       if (changed.queued > 0) yield* deliveries.wake
       if (changed.card !== undefined) yield* activities.flush(changed.card)

@@ -14,7 +14,7 @@ import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Interactions } from "./Interactions.ts"
 
 const list = (items: ReadonlyArray<InboxInteractionList["items"][number]>) =>
-  new InboxInteractionList({ items }, { disableChecks: true })
+  new InboxInteractionList({ items })
 
 export const InteractionsHandlers = HttpApiBuilder.group(AgentApi, "interactions", Effect.fn(function*(handlers) {
   const interactions = yield* Interactions
@@ -28,7 +28,7 @@ export const InteractionsHandlers = HttpApiBuilder.group(AgentApi, "interactions
         if (key === undefined) return create
         return idempotency.run({ userId: agent.userId, route: "POST /interactions", key, body: payload }, InteractionCreated, create).pipe(
           Effect.map(({ replayed, value }) =>
-            replayed ? new InteractionReplay({ ...value, idempotent: true }, { disableChecks: true }) : value
+            replayed ? new InteractionReplay({ ...value, idempotent: true }) : value
           )
         )
       }))

@@ -3,40 +3,30 @@
  * devices, filed in the inbox and the activity feed, and their withdrawal
  * from the device tray.
  *
- * Sending commits the notification, its inbox copy and one outbox receipt per
- * device in one transaction, then sends the receipts at once and answers with
- * how many providers accepted; whatever is not accepted in time stays queued
- * and the outbox's worker finishes it.
+ * Sending commits the notification, its inbox copy, its feed entry and one
+ * outbox receipt per device as one unit of work (one statement, shared with
+ * concurrent sends), then sends the receipts at once and answers with how
+ * many providers accepted; whatever is not accepted in time stays queued and
+ * the outbox's worker finishes it.
  */
-import { AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
+import { AgentNotification, AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
-import { Array as Arr, Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
-import { batched } from "../db/Batching.ts"
+import { UnitOfWork } from "../db/UnitOfWork.ts"
+import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
-import type { FeedEntry } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
-import type { NewInboxItem } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
-import type { NewPush } from "../push/Outbox.ts"
 import { NotificationsRepo } from "./Repo.ts"
-import type { NewNotification } from "./Repo.ts"
 
 const sentMessage = (accepted: number, devices: number, queued: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices."
   const parts = [`Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
   if (queued > 0) parts.push(`${queued} queued for retry.`)
   return parts.join(" ")
-}
-
-/** One notification's rows, written with others in one statement. */
-interface Draft {
-  readonly notification: NewNotification
-  readonly inboxCopy: NewInboxItem
-  readonly feedEntry: FeedEntry
-  readonly pushes: ReadonlyArray<NewPush>
 }
 
 export class Notifications extends Context.Service<Notifications, {
@@ -49,33 +39,11 @@ export class Notifications extends Context.Service<Notifications, {
     const inbox = yield* InboxWrites
     const feed = yield* ActivityFeed
     const credentials = yield* Credentials
-
-    /**
-     * Group commit: the notifications of concurrent requests, with their inbox
-     * copies, feed entries and push receipts, are written by one statement.
-     */
-    const create = batched((drafts: Arr.NonEmptyReadonlyArray<Draft>) =>
-      Effect.gen(function*() {
-        const pushes = drafts.flatMap((d) => d.pushes)
-        const receipts = yield* outbox.enqueueStatement(pushes, { sendNow: true })
-        const inboxCopies = yield* inbox.insertStatement(Arr.map(drafts, (d) => d.inboxCopy))
-        const feedEntries = yield* feed.recordStatement(Arr.map(drafts, (d) => d.feedEntry))
-        const notifications = yield* repo.insert(
-          Arr.map(drafts, (d) => d.notification),
-          [inboxCopies, feedEntries, ...(pushes.length > 0 ? [receipts.statement] : [])]
-        )
-        let next = 0
-        return drafts.map((draft, i) => {
-          const receiptIds = receipts.ids.slice(next, next + draft.pushes.length)
-          next += draft.pushes.length
-          return { notification: notifications[i]!, receiptIds }
-        })
-      })
-    )
+    const targeting = yield* DeviceTargeting
+    const unit = yield* UnitOfWork
 
     const send = Effect.fn("Notifications.send")(function*(agent: AgentPrincipal, input: CreateNotificationRequest) {
-      const devices = yield* repo.targets(agent.userId, input.deviceIds)
-      if (devices === undefined) return yield* new NotFound({ error: "Device not found." })
+      const devices = yield* targeting.targets(agent.userId, input.deviceIds)
       // The agent's name is what the person sees as the source.
       const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
       const id = yield* makeId("anot")
@@ -101,9 +69,10 @@ export class Notifications extends Context.Service<Notifications, {
         threadId: fields.projectId
       })
 
-      const draft: Draft = {
-        notification: { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields, createdAt },
-        inboxCopy: {
+      const notification = { id, userId: agent.userId, tokenId: agent.tokenId, sourceName, ...fields, createdAt }
+      const write = Effect.gen(function*() {
+        yield* repo.insert(notification)
+        yield* inbox.add([{
           userId: agent.userId,
           origin: "notification",
           itemId: id,
@@ -117,8 +86,8 @@ export class Notifications extends Context.Service<Notifications, {
           url: fields.url,
           appId: fields.appId,
           createdAt
-        },
-        feedEntry: {
+        }])
+        yield* feed.add([{
           userId: agent.userId,
           kind: "notification",
           refId: id,
@@ -129,29 +98,31 @@ export class Notifications extends Context.Service<Notifications, {
           url: fields.url,
           result: null,
           createdAt
-        },
-        pushes: devices.map((d) => ({
+        }])
+        return yield* outbox.enqueue(devices.map((d) => ({
           userId: d.userId,
           deviceId: d.id,
           origin: "notification" as const,
           itemId: id,
           purpose: "alert" as const,
           message
-        }))
-      }
+        })), { sendNow: true })
+      })
       // From the write on, the request runs to its end even if the caller goes
       // away: its pushes are sent now, not after the worker's grace.
-      const { notification, summary } = yield* create(draft).pipe(
-        Effect.flatMap(({ notification, receiptIds }) =>
-          Effect.map(outbox.sendNow(receiptIds), (summary) => ({ notification, summary }))
-        ),
+      const summary = yield* unit.commit(write).pipe(
+        // Only the account's own rows are named (devices are not: receipts outlive them), so the account went away mid-request.
+        Effect.catchTag("MissingReference", () => Effect.fail(new NotFound({ error: "The account no longer exists." }))),
+        Effect.flatMap(outbox.sendNow),
         Effect.uninterruptible
       )
+      // Optional fields the caller did not set stay off the record (`appId` is not nullable).
+      const { appId, tokenId: _token, sourceName: _source, userId: _user, ...shown } = notification
       return new AgentNotificationCreated({
-        notification,
+        notification: new AgentNotification({ ...shown, ...(appId !== null ? { appId } : {}) }),
         accepted: summary.accepted,
         message: sentMessage(summary.accepted, devices.length, summary.queued)
-      }, { disableChecks: true })
+      })
     })
 
     const withdraw = Effect.fn("Notifications.withdraw")(function*(userId: string, ref: string) {
@@ -186,5 +157,7 @@ export class Notifications extends Context.Service<Notifications, {
     return Notifications.of({ send, withdraw })
   }))
 
-  static readonly layer = Notifications.layerNoDeps.pipe(Layer.provide(NotificationsRepo.layer))
+  static readonly layer = Notifications.layerNoDeps.pipe(
+    Layer.provide([NotificationsRepo.layer, DeviceTargeting.layer, UnitOfWork.layer])
+  )
 }

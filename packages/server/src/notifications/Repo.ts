@@ -1,14 +1,10 @@
 /**
- * SQL of the notifications capability: the notification rows, the devices a
- * push goes to, and the receipts withdraw reads. Every query is scoped by the
- * caller's account.
+ * SQL of the notifications capability: the notification rows and the receipts
+ * withdraw reads. Every query is scoped by the caller's account.
  */
-import { AgentNotification } from "@herald/api"
-import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import type { Statement } from "effect/sql"
-import { batched } from "../db/Batching.ts"
-import { alongsideMembers } from "../db/Statements.ts"
+import { makeWriter, write } from "../db/UnitOfWork.ts"
 
 export interface NewNotification {
   readonly id: string
@@ -27,10 +23,6 @@ export interface NewNotification {
   readonly createdAt: string
 }
 
-/** A device as a push needs it. */
-export const TargetDevice = Schema.Struct({ id: Schema.String, userId: Schema.String })
-export type TargetDevice = typeof TargetDevice.Type
-
 /** What a withdraw needs of a notification. */
 export const WithdrawTarget = Schema.Struct({
   id: Schema.String,
@@ -39,86 +31,20 @@ export const WithdrawTarget = Schema.Struct({
 })
 export type WithdrawTarget = typeof WithdrawTarget.Type
 
-const notificationColumns = (sql: SqlClient.SqlClient) => sql`
-  id, title, body, image_url, url, created_at, project_id, summary, body_format, app_id`
-
-/** Optional fields the caller did not set stay off the record (`appId` is not nullable). */
-const NotificationRow = Schema.Struct({
-  id: Schema.String,
-  title: Schema.String,
-  body: Schema.String,
-  imageUrl: Schema.NullOr(Schema.String),
-  url: Schema.NullOr(Schema.String),
-  createdAt: Schema.String,
-  projectId: Schema.NullOr(Schema.String),
-  summary: Schema.NullOr(Schema.String),
-  bodyFormat: Schema.Literals(["text", "markdown"]),
-  appId: Schema.NullOr(Schema.String)
-})
-
-const toRecord = (row: typeof NotificationRow.Type): AgentNotification => {
-  const { appId, ...rest } = row
-  return new AgentNotification({ ...rest, ...(appId !== null ? { appId } : {}) }, { disableChecks: true })
-}
-
 export class NotificationsRepo extends Context.Service<NotificationsRepo, {
-  /**
-   * Inserts notifications and, in the same statement, the other rows that
-   * must exist with them (inbox copies, feed entries, push receipts), so the
-   * hottest write of the service is one round trip and atomic. Answers the
-   * records in the order given.
-   */
-  readonly insert: (
-    notifications: Arr.NonEmptyReadonlyArray<NewNotification>,
-    alongside: ReadonlyArray<Statement.Statement<unknown>>
-  ) => Effect.Effect<ReadonlyArray<AgentNotification>>
-  /** The account's active devices, or exactly `deviceIds` when every one is the account's (else none). */
-  readonly targets: (userId: string, deviceIds: ReadonlyArray<string> | undefined) => Effect.Effect<ReadonlyArray<TargetDevice> | undefined>
+  /** Writes the notification in the caller's unit of work, with the rows that exist with it (inbox copy, feed entry, receipts). */
+  readonly insert: (notification: NewNotification) => Effect.Effect<void>
   /** Marks the notification withdrawn and its inbox copy read; none when it is not the account's. */
   readonly withdraw: (userId: string, notificationId: string) => Effect.Effect<WithdrawTarget | undefined>
 }>()("herald/NotificationsRepo") {
   static readonly layer = Layer.effect(NotificationsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const decodeRows = Schema.decodeUnknownEffect(Schema.Array(NotificationRow))
-    const insert = (notifications: Arr.NonEmptyReadonlyArray<NewNotification>, alongside: ReadonlyArray<Statement.Statement<unknown>>) => {
-      return sql`
-        WITH n AS (
-          INSERT INTO notifications ${sql.insert(Arr.map(notifications, (n) => ({ ...n })))}
-          RETURNING ${notificationColumns(sql)})
-        ${alongsideMembers(sql, alongside)}
-        SELECT * FROM n`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => {
-          const byId = new Map(rows.map((row) => [row.id, toRecord(row)]))
-          return notifications.map((n) => byId.get(n.id)!)
-        }),
-        Effect.orDie
-      )
-    }
-
-    const decodeTargets = Schema.decodeUnknownSync(Schema.Array(TargetDevice))
-    // Concurrent sends look up their accounts' devices in one statement.
-    const activeDevices = batched((userIds: Arr.NonEmptyReadonlyArray<string>) =>
-      sql`SELECT id, user_id FROM devices WHERE user_id = ANY(${[...new Set(userIds)]}::text[]) AND active
-          ORDER BY created_at, id`.pipe(
-        Effect.map((rows) => {
-          const devices = decodeTargets(rows)
-          return userIds.map((userId) => devices.filter((d) => d.userId === userId))
-        }),
-        Effect.orDie
-      )
+    const notifications = makeWriter<NewNotification>((rows) =>
+      sql`INSERT INTO notifications ${sql.insert(Arr.map(rows, (n) => ({ ...n })))}`
     )
-    const targets = (userId: string, deviceIds: ReadonlyArray<string> | undefined) =>
-      deviceIds === undefined ? activeDevices(userId) : sql`
-        SELECT id, user_id FROM devices WHERE user_id = ${userId} AND id = ANY(${[...new Set(deviceIds)]}::text[])
-        ORDER BY created_at, id`.pipe(
-        Effect.map(decodeTargets),
-        Effect.map((rows) => rows.length !== new Set(deviceIds).size ? undefined : rows),
-        Effect.orDie
-      )
 
-    const withdrawRow = SqlSchema.findAll({
+    const withdrawRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ userId: Schema.String, id: Schema.String }),
       Result: WithdrawTarget,
       execute: ({ id, userId }) => sql`
@@ -139,8 +65,8 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
         FROM n`
     })
     const withdraw = (userId: string, id: string) =>
-      withdrawRow({ userId, id }).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+      withdrawRow({ userId, id }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
 
-    return NotificationsRepo.of({ insert, targets, withdraw })
+    return NotificationsRepo.of({ insert: (notification) => write(notifications, [notification]), withdraw })
   }))
 }

@@ -16,7 +16,7 @@ export const NotificationsHandlers = HttpApiBuilder.group(AgentApi, "notificatio
         if (key === undefined) return send
         return idempotency.run({ userId: agent.userId, route: "POST /notifications", key, body: payload }, AgentNotificationCreated, send).pipe(
           Effect.map(({ replayed, value }) =>
-            replayed ? new AgentNotificationReplay({ ...value, idempotent: true }, { disableChecks: true }) : value
+            replayed ? new AgentNotificationReplay({ ...value, idempotent: true }) : value
           )
         )
       }))

@@ -5,7 +5,7 @@
  * pauses are counted as they happen: a pause stops the event loop, so they
  * are what an event-loop delay figure is made of when the heap is busy.
  */
-import { Duration, Effect, Layer, Metric } from "effect"
+import { Context, Duration, Effect, Layer, Metric } from "effect"
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import type { NodeGCPerformanceDetail, PerformanceEntry } from "node:perf_hooks"
 
@@ -33,36 +33,46 @@ const gcSeries = Object.fromEntries(["minor", "major", "other"].map((kind) => [k
   })
 }]))
 
-export const ProcessMetricsLayer = Layer.effectDiscard(Effect.gen(function*() {
-  const context = yield* Effect.context<never>()
-  const histogram = monitorEventLoopDelay({ resolution: 10 })
-  histogram.enable()
-  let longestGc = 0
-  const gc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const series = gcSeries[gcKind((entry as PerformanceEntry & { readonly detail?: NodeGCPerformanceDetail }).detail?.kind)]!
-      series.pauses.updateUnsafe(1, context)
-      series.seconds.updateUnsafe(entry.duration / 1000, context)
-      longestGc = Math.max(longestGc, entry.duration)
-    }
-  })
-  gc.observe({ entryTypes: ["gc"] })
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      histogram.disable()
-      gc.disconnect()
+/**
+ * The process's sampler: its event-loop histogram and GC observer live as long
+ * as the layer; `sample` publishes one sample (a worker runs it every
+ * `every`, see `runtime/Workers.ts`).
+ */
+export class ProcessMetrics extends Context.Service<ProcessMetrics, {
+  readonly sample: Effect.Effect<void>
+  readonly every: Duration.Duration
+}>()("herald/ProcessMetrics") {
+  static readonly layer = Layer.effect(ProcessMetrics, Effect.gen(function*() {
+    const context = yield* Effect.context<never>()
+    const histogram = monitorEventLoopDelay({ resolution: 10 })
+    histogram.enable()
+    let longestGc = 0
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const series = gcSeries[gcKind((entry as PerformanceEntry & { readonly detail?: NodeGCPerformanceDetail }).detail?.kind)]!
+        series.pauses.updateUnsafe(1, context)
+        series.seconds.updateUnsafe(entry.duration / 1000, context)
+        longestGc = Math.max(longestGc, entry.duration)
+      }
     })
-  )
-  const sample = Effect.gen(function*() {
-    // Nanoseconds → seconds.
-    yield* Metric.update(loopP99, histogram.percentile(99) / 1e9)
-    yield* Metric.update(loopMax, histogram.max / 1e9)
-    histogram.reset()
-    yield* Metric.update(gcMax, longestGc / 1000)
-    longestGc = 0
-    const memory = process.memoryUsage()
-    yield* Metric.update(heapUsed, memory.heapUsed)
-    yield* Metric.update(rss, memory.rss)
-  })
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(INTERVAL), sample)))
-}))
+    gc.observe({ entryTypes: ["gc"] })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        histogram.disable()
+        gc.disconnect()
+      })
+    )
+    const sample = Effect.gen(function*() {
+      // Nanoseconds → seconds.
+      yield* Metric.update(loopP99, histogram.percentile(99) / 1e9)
+      yield* Metric.update(loopMax, histogram.max / 1e9)
+      histogram.reset()
+      yield* Metric.update(gcMax, longestGc / 1000)
+      longestGc = 0
+      const memory = process.memoryUsage()
+      yield* Metric.update(heapUsed, memory.heapUsed)
+      yield* Metric.update(rss, memory.rss)
+    })
+    return ProcessMetrics.of({ sample, every: INTERVAL })
+  }))
+}

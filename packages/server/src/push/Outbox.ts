@@ -13,18 +13,19 @@
  *   `maxAttempts`.
  *
  * Requests send their own pushes at once (`sendNow`) and answer with what was
- * accepted; a background worker per node drains whatever is due (retries, a
- * request that stopped waiting, rows left by a restart), claiming with
- * `FOR UPDATE SKIP LOCKED` so several nodes share the table. Nothing holds a
- * connection while a provider answers (the embedded database has one).
+ * accepted; a worker per node (`drain`, run by `runtime/Workers.ts`) sends
+ * whatever is due (retries, a request that stopped waiting, rows left by a
+ * restart), claiming with `FOR UPDATE SKIP LOCKED` so several nodes share the
+ * table; another beats the node's heartbeat. Nothing holds a connection while
+ * a provider answers (the embedded database has one). SQL: `OutboxRepo.ts`.
  */
-import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Random, Ref, Schema, Semaphore } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Random, Ref, Semaphore } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import { SqlClient } from "effect/sql"
-import type { Statement } from "effect/sql"
 import { batched } from "../db/Batching.ts"
 import { OutboxConfig } from "../config/OutboxConfig.ts"
 import { makeId } from "../lib/Ids.ts"
+import { OutboxRepo } from "./OutboxRepo.ts"
+import type { Claimed, ReceiptRow, Result } from "./OutboxRepo.ts"
 import { backoffDelay, PushGateway } from "./PushGateway.ts"
 import type { PushMessage, PushOutcome } from "./PushMessage.ts"
 
@@ -59,17 +60,9 @@ export interface EnqueueOptions {
 
 export interface OutboxShape {
   /**
-   * The INSERT of `pushes` as `pending` receipts and their ids, for a caller
-   * that writes them in one statement with its own rows (a CTE member).
-   */
-  readonly enqueueStatement: (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) => Effect.Effect<{
-    readonly ids: ReadonlyArray<string>
-    readonly statement: Statement.Statement<unknown>
-  }>
-  /**
-   * Commits pushes as `pending` receipts, in the caller's transaction when
-   * there is one; answers their ids in order. Call `sendNow` or `wake` after
-   * the transaction commits.
+   * Writes pushes as `pending` receipts, in the caller's unit of work or
+   * transaction when there is one; answers their ids in order. Call `sendNow`
+   * or `wake` once they are committed.
    */
   readonly enqueue: (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) => Effect.Effect<ReadonlyArray<string>>
   /**
@@ -80,6 +73,18 @@ export interface OutboxShape {
   /** Tells this node's worker that work is due (e.g. after committing receipts it will not send itself). */
   readonly wake: Effect.Effect<void>
   /**
+   * One iteration of this node's drain worker (`runtime/Workers.ts` runs it
+   * in a loop): settle stale claims and orphans when due, claim and send one
+   * batch of due receipts, then, unless the batch was full, wait for a wake-up
+   * or the poll interval.
+   */
+  readonly drain: Effect.Effect<void>
+  /** One heartbeat of this node in `outbox_nodes`, due every `heartbeatEvery` (a worker of its own). */
+  readonly heartbeat: Effect.Effect<void>
+  readonly heartbeatEvery: Duration.Duration
+  /** `HERALD_PUSH_PAUSED`: nothing is sent, so no drain worker runs. */
+  readonly paused: boolean
+  /**
    * This process's name in `outbox_nodes` (it heartbeats there), and how long
    * a node may be silent before its claims are given up: for every queue
    * that claims before sending (live activities too).
@@ -88,31 +93,9 @@ export interface OutboxShape {
   readonly staleClaim: Duration.Duration
 }
 
-const Claimed = Schema.Struct({
-  id: Schema.String,
-  deviceId: Schema.String,
-  attempts: Schema.Number,
-  message: Schema.Unknown,
-  platform: Schema.Literals(["ios", "android"]),
-  pushToken: Schema.String,
-  environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
-  active: Schema.Boolean
-})
-type Claimed = typeof Claimed.Type
-const decodeClaimed = Schema.decodeUnknownSync(Schema.Array(Claimed))
-
-interface Result {
-  readonly id: string
-  readonly status: "pending" | "accepted" | "error"
-  readonly providerId: string | null
-  readonly errorCode: string | null
-  /** For `pending`: when to try again. */
-  readonly nextAttemptAt: string | null
-}
-
 export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbox") {
   static readonly layerNoDeps = Layer.effect(Outbox, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OutboxRepo
     const gateway = yield* PushGateway
     const config = yield* OutboxConfig
     const node = yield* makeId("rcp")
@@ -122,61 +105,27 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
 
     // Paused, nothing sends now: the rows are the worker's as soon as it runs.
     const graceSeconds = config.paused ? 0 : Duration.toSeconds(config.requestWait) + 5
-    const enqueueStatement = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
+    const receiptRows = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
       Effect.gen(function*() {
-        const ids: Array<string> = []
-        for (let i = 0; i < pushes.length; i++) ids.push(yield* makeId("rcp"))
-        const rows = pushes.map((p, i) => ({ ...p, id: ids[i]! }))
         const grace = options?.sendNow === true ? graceSeconds : 0
-        const statement = sql`
-          INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
-          SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => ${grace})
-          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-            AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb)`
-        return { ids, statement }
+        const rows: Array<ReceiptRow> = []
+        for (const push of pushes) rows.push({ ...push, id: yield* makeId("rcp"), grace })
+        return rows
       })
 
     const enqueue = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
-      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(enqueueStatement(pushes, options), ({ ids, statement }) =>
-        Effect.as(statement, ids)).pipe(Effect.orDie, Effect.withSpan("Outbox.enqueue"))
-
-    // Claiming commits `sending` before any provider call: the at-most-once line.
-    const claimed = (rows: ReadonlyArray<unknown>) => decodeClaimed(rows)
-    const claimColumns = sql`
-      r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
-      d.live_activity_token_environment AS environment, d.active`
-
-    // Only pushes whose device still exists are claimed (a removed device's receipts stay as history).
-    const claimIdsNow = (ids: ReadonlyArray<string>) =>
-      sql`
-        WITH c AS (
-          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-          WHERE r.id = ANY(${ids}::text[]) AND r.status = 'pending'
-          FOR UPDATE OF r SKIP LOCKED)
-        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
-        FROM c, devices d WHERE r.id = c.id AND r.id = ANY(${ids}::text[]) AND d.id = r.device_id
-        RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
+      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(receiptRows(pushes, options), (rows) =>
+        Effect.as(repo.insertReceipts(rows), rows.map((r) => r.id))).pipe(Effect.withSpan("Outbox.enqueue"))
 
     // Concurrent requests claim their receipts in one statement.
     const claimIds = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<string>>) =>
-      claimIdsNow(lists.flat()).pipe(
+      repo.claimIds(lists.flat(), node).pipe(
         Effect.map((rows) => {
           const byId = new Map(rows.map((row) => [row.id, row]))
           return lists.map((ids) => ids.flatMap((id) => byId.get(id) ?? []))
-        }),
-        Effect.orDie
+        })
       )
     )
-
-    const claimDue = sql`
-      WITH c AS (
-        SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-        WHERE r.status = 'pending' AND r.next_attempt_at <= now()
-        ORDER BY r.next_attempt_at LIMIT ${config.batchSize}
-        FOR UPDATE OF r SKIP LOCKED)
-      UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
-      FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
-      RETURNING ${claimColumns}`.pipe(Effect.map(claimed))
 
     const resultOf = (row: Claimed, outcome: PushOutcome, now: number, random: number): Result => {
       switch (outcome._tag) {
@@ -200,27 +149,9 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       }
     }
 
-    // `r.id = ANY(…)` lets the planner find the rows by key (it cannot size the record set).
-    // A push to retry whose device was removed while it was at the provider will never go:
-    // it ends as the removal would have ended it.
-    const recordNow = (results: ReadonlyArray<Result>) =>
-      results.length === 0 ? Effect.void : sql`
-        UPDATE push_receipts AS r SET
-          status = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
-                   THEN 'error' ELSE v.status END,
-          error_code = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
-                       THEN 'DeviceRemoved' ELSE v."errorCode" END,
-          provider_id = v."providerId",
-          checked_at = now(), claimed_at = NULL, claimed_by = NULL,
-          next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
-        FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
-          AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
-        WHERE r.id = v.id AND r.id = ANY(${results.map((r) => r.id)}::text[])
-          AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid)
-
     // Concurrent sends record their answers in one statement.
     const record = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<Result>>) =>
-      recordNow(lists.flat()).pipe(Effect.as(lists.map(() => undefined)), Effect.orDie)
+      repo.record(lists.flat(), node).pipe(Effect.as(lists.map(() => undefined)))
     )
 
     /** One provider call under the node's concurrency bound. Never fails. */
@@ -260,8 +191,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
             results.some((r) => r.status === "pending") ? Queue.offer(wakeups, undefined) : Effect.void
           )),
         Effect.uninterruptible,
-        Effect.tapCause((cause) => Effect.logError("push outbox could not record provider answers", cause)),
-        Effect.orDie
+        Effect.tapCause((cause) => Effect.logError("push outbox could not record provider answers", cause))
       )
 
     const sendNow = (receiptIds: ReadonlyArray<string>) =>
@@ -279,76 +209,44 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         return yield* Ref.get(tally)
       }).pipe(Effect.withSpan("Outbox.sendNow"))
 
-    // Claims left by a process that died mid-send: the provider may have the
-    // push, so it is not sent again. Only claims whose node has stopped
-    // heartbeating (and older than that silence) are given up.
+    // This node is alive from the start: a request may claim (and must keep) receipts before the first beat of its worker.
+    const heartbeat = repo.heartbeat(node)
+    yield* heartbeat
+
+    // Claims left by a process that died mid-send (the provider may have the
+    // push, so it is not sent again; only claims whose node has stopped
+    // heartbeating are given up) and receipts of removed devices are settled
+    // every quarter of `staleClaim`.
     const staleSeconds = Duration.toSeconds(config.staleClaim)
-    const expireStaleClaims = sql`
-      UPDATE push_receipts SET status = 'unknown', checked_at = now(), claimed_at = NULL
-      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
-        AND claimed_by NOT IN (
-          SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
-      Effect.asVoid
-    )
-
-    // A push queued for a device removed meanwhile (the removal settles those it sees) will never go.
-    const settleOrphans = sql`
-      UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-      WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`.pipe(Effect.asVoid)
-
-    // This node's heartbeat, on its own fiber so a worker busy with slow
-    // providers never looks dead. Nodes silent for a day are forgotten.
-    const heartbeat = sql`
-      INSERT INTO outbox_nodes (node) VALUES (${node}) ON CONFLICT (node) DO UPDATE SET seen_at = now()`.pipe(
-      Effect.andThen(sql`DELETE FROM outbox_nodes WHERE seen_at < now() - interval '1 day'`),
-      Effect.asVoid
-    )
-    yield* heartbeat.pipe(Effect.orDie)
-    yield* heartbeat.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("push outbox heartbeat failed", cause)),
-      Effect.andThen(Effect.sleep(Duration.times(config.staleClaim, 0.25))),
-      Effect.forever,
-      Effect.forkScoped
-    )
-
+    const sweepEvery = Duration.toMillis(config.staleClaim) / 4
+    const lastSweep = yield* Ref.make(Number.NEGATIVE_INFINITY)
     const drainOnce = Effect.gen(function*() {
-      const rows = yield* claimDue
+      const now = yield* Clock.currentTimeMillis
+      if (now - (yield* Ref.get(lastSweep)) > sweepEvery) {
+        yield* repo.expireStaleClaims(staleSeconds)
+        yield* repo.settleOrphans
+        yield* Ref.set(lastSweep, now)
+      }
+      const rows = yield* repo.claimDue(config.batchSize, node)
       if (rows.length > 0) yield* sendClaimed(rows)
       return rows.length
-    })
-
-    const worker = Effect.gen(function*() {
-      let lastSweep = Number.NEGATIVE_INFINITY
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        if (now - lastSweep > Duration.toMillis(config.staleClaim) / 4) {
-          yield* expireStaleClaims
-          yield* settleOrphans
-          lastSweep = now
-        }
-        const claimedCount = yield* drainOnce
-        if (claimedCount < config.batchSize) yield* Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))
-      }
-    }).pipe(
-      // A database outage must not end the worker: log, wait, go on.
-      Effect.catchCause((cause) => Effect.logWarning("push outbox worker failed; retrying", cause)),
-      Effect.andThen(Effect.sleep(config.pollInterval)),
-      Effect.forever
-    )
-
-    if (!config.paused) yield* Effect.forkScoped(worker)
-    else yield* Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent")
+    }).pipe(Effect.withSpan("Outbox.drain"))
+    const drain = Effect.flatMap(drainOnce, (claimed) =>
+      claimed < config.batchSize ? Effect.asVoid(Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))) : Effect.void)
 
     return Outbox.of({
-      enqueueStatement,
       enqueue,
       sendNow,
       wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid),
+      drain,
+      heartbeat,
+      heartbeatEvery: Duration.times(config.staleClaim, 0.25),
+      paused: config.paused,
       node,
       staleClaim: config.staleClaim
     })
   }))
 
   /** Needs `PushGateway` and `SqlClient`. */
-  static readonly layer = Outbox.layerNoDeps.pipe(Layer.provide(OutboxConfig.layer))
+  static readonly layer = Outbox.layerNoDeps.pipe(Layer.provide([OutboxConfig.layer, OutboxRepo.layer]))
 }

@@ -6,13 +6,13 @@
  * retries transient failures with capped exponential backoff and jitter,
  * waiting at least as long as the provider's `Retry-After`.
  */
-import { Context, Duration, Effect, Layer, Metric, Option, Random } from "effect"
+import { Context, Duration, Effect, Layer, Metric, Option, Random, Schedule } from "effect"
 import type { Scope } from "effect"
-import { SqlClient } from "effect/sql"
 import { PushConfig } from "../config/PushConfig.ts"
 import type { PushConfigShape } from "../config/PushConfig.ts"
 import { makeApnsProvider } from "./ApnsProvider.ts"
 import { makeFcmProvider } from "./FcmProvider.ts"
+import { GatewayRepo } from "./GatewayRepo.ts"
 import type { FcmProviderOptions } from "./FcmProvider.ts"
 import { outcomeLabel } from "./PushMessage.ts"
 import type { Provider, PushMessage, PushOutcome, PushTarget } from "./PushMessage.ts"
@@ -123,15 +123,23 @@ export const describeRoutes = (routes: PushRoutes): ReadonlyArray<string> => {
 const deadTokenIsDevice = (target: PushTarget, message: PushMessage) =>
   target.platform === "android" || message.pushType !== "liveactivity"
 
-export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewayShape, never, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+/**
+ * The waits of `sendWithRetry`: after the `attempt`-th outcome (`Retry`, or
+ * the repetition stops), `backoffDelay` of that attempt and its `Retry-After`.
+ */
+const retrySchedule = Schedule.forever.pipe(
+  Schedule.setInputType<PushOutcome>(),
+  Schedule.modifyDelay(({ attempt, input }) =>
+    Effect.map(Random.next, (random) =>
+      backoffDelay(attempt, input._tag === "Retry" ? input.retryAfter : Option.none(), random)))
+)
 
-    // The token condition spares a device re-registered with a new token meanwhile.
+export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewayShape, never, GatewayRepo> =>
+  Effect.gen(function*() {
+    const repo = yield* GatewayRepo
+
     const markInactive = (target: PushTarget) =>
-      sql`UPDATE devices SET active = false, updated_at = now()
-          WHERE id = ${target.deviceId} AND push_token = ${target.token} AND active`.pipe(
-        Effect.asVoid,
+      repo.deactivate(target.deviceId, target.token).pipe(
         Effect.catch((error) => Effect.logWarning(`could not mark device ${target.deviceId} inactive`, error)),
         Effect.withSpan("PushGateway.markInactive")
       )
@@ -157,13 +165,10 @@ export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewaySh
       options?: { readonly maxAttempts?: number }
     ) {
       const maxAttempts = Math.max(1, Math.floor(options?.maxAttempts ?? retryPolicy.maxAttempts))
-      let attempt = 1
-      while (true) {
-        const outcome = yield* send(target, message)
-        if (outcome._tag !== "Retry" || attempt >= maxAttempts) return outcome
-        yield* Effect.sleep(backoffDelay(attempt, outcome.retryAfter, yield* Random.next))
-        attempt++
-      }
+      // `send` never fails: a transient failure is a `Retry` outcome, so this repeats (not retries) while it is one.
+      return yield* send(target, message).pipe(
+        Effect.repeat({ schedule: retrySchedule, while: (outcome) => outcome._tag === "Retry", times: maxAttempts - 1 })
+      )
     })
 
     return { providers: describeRoutes(routes), send, sendWithRetry }
@@ -199,14 +204,15 @@ const fromConfig = (options?: { readonly fcm?: FcmProviderOptions }) =>
   })
 
 export class PushGateway extends Context.Service<PushGateway, PushGatewayShape>()("herald/PushGateway") {
-  /** From `PushConfig`; needs `PushConfig`, `SandboxRepo` and `SqlClient`. */
+  /** From `PushConfig`; needs `PushConfig`, `SandboxRepo` and `GatewayRepo`. */
   static readonly layerNoDeps = Layer.effect(PushGateway, fromConfig())
 
   /** From the environment; needs `SqlClient`. */
   static readonly layer = PushGateway.layerNoDeps.pipe(
-    Layer.provide([PushConfig.layer, SandboxRepo.layer])
+    Layer.provide([PushConfig.layer, SandboxRepo.layer, GatewayRepo.layer])
   )
 
   /** With given providers (tests); needs `SqlClient`. */
-  static readonly layerFromRoutes = (routes: PushRoutes) => Layer.effect(PushGateway, makePushGateway(routes))
+  static readonly layerFromRoutes = (routes: PushRoutes) =>
+    Layer.effect(PushGateway, makePushGateway(routes)).pipe(Layer.provide(GatewayRepo.layer))
 }

@@ -1,7 +1,7 @@
 /**
  * The layer graph of `herald serve`: config → logging → database (+
  * migrations) → capabilities → both APIs, docs and operator routes → the Node
- * HTTP server.
+ * HTTP server, and the workers beside it.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { AgentApi, AppApi, HooksApi } from "@herald/api"
@@ -14,12 +14,15 @@ import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
 import { MigrationsLayer } from "../db/Migrations.ts"
+import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { answerClientErrors } from "../http/ClientErrors.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
+import { MetricsAtZeroLayer } from "../observability/MetricsAtZero.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
+import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { Identity } from "../identity/Identity.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxHandlers } from "../inbox/http.ts"
@@ -32,6 +35,7 @@ import { BillingHandlers } from "../billing/http.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
+import { WorkersLayer } from "./Workers.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
@@ -39,16 +43,16 @@ import { SandboxRepo } from "../push/SandboxRepo.ts"
 import { InboundHandlers } from "../services/hooksHttp.ts"
 import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
 import { Services } from "../services/Services.ts"
-import { LiveActivityLive } from "../activities/ActivityEntity.ts"
+import { LiveActivityLive } from "../activities/ActivityActor.ts"
 import { DevicePacing } from "../activities/DevicePacing.ts"
 import { ActivitiesHandlers, PersonActivitiesHandlers } from "../activities/http.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
-import { ActivitiesRepo } from "../activities/Repo.ts"
+import { ActivitiesRepos } from "../activities/Repos.ts"
 import { ClusterLayer } from "../cluster/Cluster.ts"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
 import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
 import { Interactions } from "../interactions/Interactions.ts"
-import { PromptLive } from "../interactions/PromptEntity.ts"
+import { PromptLive } from "../interactions/PromptBehaviour.ts"
 import { InteractionsRepo } from "../interactions/Repo.ts"
 import { Transitions } from "../interactions/Transitions.ts"
 import { PromptWakeups } from "../interactions/Wakeups.ts"
@@ -76,17 +80,17 @@ const DocsRoutes = Layer.mergeAll(
 const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
 
 const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(Layer.provide(AppConfig.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer))
+  Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer, DeviceTargeting.layer, UnitOfWork.layer))
 )
 
 /** Prompts: the service, its entity on this process's cluster runtime, and reply webhooks. */
 const PromptsLayer = Interactions.layerNoDeps.pipe(
-  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive, PromptWakeups.listener)),
+  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive)),
   Layer.provideMerge(Transitions.layer),
   Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
   Layer.provideMerge(DevicePacing.layer),
-  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepo.layer, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer))
+  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer))
 )
 
 /** Everything that needs the database, built on a migrated one. */
@@ -102,7 +106,7 @@ export const CapabilitiesLayer = Layer.mergeAll(
 )
 
 /** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, DocsRoutes, OpsRoutes, EdgeMiddleware).pipe(
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeMiddleware).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 
@@ -112,6 +116,14 @@ export const httpServerLayer = (options: { readonly port: number; readonly host:
     Layer.provideMerge(NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 65_000 })), options)),
     Layer.provide(ErrorLoggingLayer)
   )
+
+/**
+ * The running service on a given port: the HTTP server and, beside it, every
+ * worker (`Workers.ts`). The only place workers are composed, for `serve` and
+ * in-process tests alike; CLI commands build capabilities without it.
+ */
+export const serviceLayer = (options: { readonly port: number; readonly host: string }) =>
+  Layer.merge(httpServerLayer(options), WorkersLayer)
 
 const announce = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -127,7 +139,7 @@ const announce = Effect.gen(function*() {
 export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   return Layer.effectDiscard(announce).pipe(
-    Layer.provideMerge(httpServerLayer({ port: config.port, host: config.host })),
+    Layer.provideMerge(serviceLayer({ port: config.port, host: config.host })),
     Layer.provideMerge(CapabilitiesLayer),
     Layer.provideMerge(serverDatabaseLayer),
     Layer.provide(loggingLayer(config))

@@ -13,19 +13,17 @@ import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from 
 import type { LimitReached } from "@herald/api"
 import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
 import type { Decision } from "../billing/RateLimiter.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { MAX_SERVICES } from "../config/Limits.ts"
-import { insertWithinLimit } from "../db/AccountLocks.ts"
+import { UnitOfWork } from "../db/UnitOfWork.ts"
+import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
-import { ServicesRepo, toService } from "./Repo.ts"
-import type { ServiceRow } from "./Repo.ts"
+import { ServicesRepo } from "./Repo.ts"
 
 const notFound = new NotFound({ error: "Service not found." })
 
@@ -49,25 +47,27 @@ export class Services extends Context.Service<Services, {
 }>()("herald/Services") {
   static readonly layerNoDeps = Layer.effect(Services, Effect.gen(function*() {
     const repo = yield* ServicesRepo
-    const sql = yield* SqlClient.SqlClient
     const outbox = yield* Outbox
     const inbox = yield* InboxWrites
+    const targeting = yield* DeviceTargeting
+    const unit = yield* UnitOfWork
     const limiter = yield* RateLimiter
     const { publicUrl } = yield* AppConfig
 
-    // A service's default reply webhook must be one of the account's, like any id a body names.
+    // A service's default reply webhook must be one of the account's, like any id a body names. One
+    // deleted between this check and the write breaks the foreign key: the same 404 (db/ForeignKeys.ts).
+    const replyWebhookNotFound = new NotFound({ error: "Reply webhook not found." })
     const checkReplyWebhook = (userId: string, id: string | null | undefined) =>
       id === undefined || id === null
         ? Effect.void
-        : Effect.flatMap(repo.hasReplyWebhook(userId, id), (has) =>
-          has ? Effect.void : Effect.fail(new NotFound({ error: "Reply webhook not found." })))
+        : Effect.flatMap(repo.hasReplyWebhook(userId, id), (has) => has ? Effect.void : Effect.fail(replyWebhookNotFound))
 
     const webhookUrl = (token: string) => `${publicUrl}/hooks/${token}`
-    const created = (row: ServiceRow, token: string) =>
+    const created = (service: AgentService, token: string) =>
       new ServiceCreated({
-        service: new AgentServiceWithWebhookUrl({ ...toService(row), webhookUrl: webhookUrl(token) }, { disableChecks: true }),
+        service: new AgentServiceWithWebhookUrl({ ...service, webhookUrl: webhookUrl(token) }),
         webhookUrl: webhookUrl(token)
-      }, { disableChecks: true })
+      })
 
     // Visible services only; another account's answers 404 like a missing one.
     const visible = (userId: string, id: string) =>
@@ -77,7 +77,7 @@ export class Services extends Context.Service<Services, {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
       const token = generateSecret("hlw")
       const id = yield* makeId("svc")
-      const row = yield* insertWithinLimit(sql, { count: repo.lockAndCount(userId), limit: MAX_SERVICES, what: "webhook services" }, repo.insert({
+      const row = yield* repo.insert({
         id,
         userId,
         title: input.title,
@@ -85,16 +85,17 @@ export class Services extends Context.Service<Services, {
         url: input.url ?? null,
         defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
         tokenHash: hashSecret(token)
-      }))
+      }).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
       return created(row, token)
     })
 
     // A write finds no row when the service went away meanwhile: 404 too.
-    const found = (row: ServiceRow | undefined) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row)
+    const found = (row: AgentService | undefined) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row)
 
     const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
-      return toService(yield* Effect.flatMap(repo.update(userId, id, input), found))
+      const row = yield* repo.update(userId, id, input).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
+      return yield* found(row)
     })
 
     const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
@@ -104,7 +105,7 @@ export class Services extends Context.Service<Services, {
     const share = Effect.fn("Services.share")(function*(userId: string, id: string, familyId: string | null) {
       yield* visible(userId, id)
       if (familyId !== null) return yield* new NotFound({ error: "Family not found." })
-      return toService(yield* Effect.flatMap(repo.setFamily(userId, id, null), found))
+      return yield* Effect.flatMap(repo.setFamily(userId, id, null), found)
     })
 
     const rotate = Effect.fn("Services.rotate")(function*(userId: string, id: string) {
@@ -119,70 +120,76 @@ export class Services extends Context.Service<Services, {
       // A URL leaked to a looping sender must not flood the database and the phones.
       const { allowed, reported } = limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
       if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
-      const recipients = [service.userId]
-      const devices = yield* repo.recipientDevices(recipients)
+      // One inbox copy per recipient (each with its own read state); family
+      // members join the recipients when the teams capability lands.
+      const devices = yield* targeting.activeOf([service.userId])
       const id = yield* makeId("evt")
       const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const title = input.title ?? service.title
       const preview = previewOf(input.body, "text")
-      const receipts = yield* outbox.enqueueStatement(devices.map((device) => ({
-        userId: device.userId,
-        deviceId: device.id,
-        origin: "event" as const,
-        itemId: id,
-        purpose: "alert" as const,
-        message: alertMessage({
+      const url = input.url ?? service.url
+      // A service deleted since it was read: the event has nowhere to go, as for an unknown token.
+      const receipts = yield* unit.commit(Effect.gen(function*() {
+        yield* repo.insertEvent({
+          id,
+          userId: service.userId,
+          serviceId: service.id,
+          serviceTitle: service.title,
+          title: input.title ?? null,
+          body: input.body,
+          imageUrl: input.imageUrl ?? null,
+          url: input.url ?? null,
+          createdAt
+        })
+        yield* inbox.add([{
+          userId: service.userId,
+          origin: "event",
+          itemId: id,
+          sourceName: service.title,
+          sourceImageUrl: service.imageUrl,
+          title,
+          body: input.body,
+          preview,
+          url,
+          createdAt
+        }])
+        const message = alertMessage({
           ref: `event:${id}`,
           collapseId: id,
           title,
           body: preview,
-          url: input.url ?? service.url,
+          url,
           imageUrl: input.imageUrl ?? service.imageUrl,
           threadId: null
         })
-      })))
-      // One inbox copy per recipient (each with its own read state); family
-      // members join the recipients when the teams capability lands.
-      const inboxCopies = yield* inbox.insertStatement([{
-        userId: service.userId,
-        origin: "event",
-        itemId: id,
-        sourceName: service.title,
-        sourceImageUrl: service.imageUrl,
-        title,
-        body: input.body,
-        preview,
-        url: input.url ?? service.url,
-        createdAt
-      }])
-      yield* repo.insertEvent({
-        id,
-        userId: service.userId,
-        serviceId: service.id,
-        serviceTitle: service.title,
-        title: input.title ?? null,
-        body: input.body,
-        imageUrl: input.imageUrl ?? null,
-        url: input.url ?? null,
-        createdAt
-      }, [inboxCopies, ...(receipts.ids.length > 0 ? [receipts.statement] : [])])
+        return yield* outbox.enqueue(devices.map((device) => ({
+          userId: device.userId,
+          deviceId: device.id,
+          origin: "event" as const,
+          itemId: id,
+          purpose: "alert" as const,
+          message
+        })))
+      })).pipe(Effect.catchTag("MissingReference", () => Effect.fail(new NotFound({ error: "Unknown webhook." }))))
       // The sender is not kept waiting for providers: the outbox's worker sends.
-      if (receipts.ids.length > 0) yield* outbox.wake
+      if (receipts.length > 0) yield* outbox.wake
       return { eventId: id, rateLimit: reported }
     })
 
     return Services.of({
-      list: (userId) => Effect.map(repo.list(userId), (rows) => rows.map(toService)),
+      list: repo.list,
       create,
-      get: (userId, id) => Effect.map(visible(userId, id), toService),
+      get: visible,
       update,
       remove,
       share,
       rotate,
       deliver,
-      events: (userId, limit) => Effect.map(repo.events(userId, limit), (items) => new EventList({ items }, { disableChecks: true }))
+      events: (userId, limit) => Effect.map(repo.events(userId, limit), (items) => new EventList({ items }))
     })
   }))
 
-  static readonly layer = Services.layerNoDeps.pipe(Layer.provide(ServicesRepo.layer))
+  static readonly layer = Services.layerNoDeps.pipe(
+    Layer.provide([ServicesRepo.layer, DeviceTargeting.layer, UnitOfWork.layer])
+  )
 }

@@ -10,7 +10,7 @@ export const ServicesHandlers = HttpApiBuilder.group(AgentApi, "services", Effec
   return handlers
     .handle("list", () =>
       Effect.flatMap(CurrentAgent, (agent) => services.list(agent.userId)).pipe(
-        Effect.map((items) => new ServiceList({ items }, { disableChecks: true }))
+        Effect.map((items) => new ServiceList({ items }))
       ))
     .handle("create", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => services.create(agent.userId, payload)))
     .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.get(agent.userId, params.id)))

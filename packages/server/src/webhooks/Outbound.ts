@@ -7,6 +7,8 @@
  * the vetted address itself (no second lookup an attacker could rebind);
  * redirects are followed only for 307/308 on the same host, each hop vetted
  * again. Nothing here throws: every outcome is a value the caller records.
+ * Saving a URL (`checkUrl`) asks no resolver: it judges only what is known
+ * without one, so a save never depends on DNS.
  */
 import { Duration, Effect, Option } from "effect"
 import * as dns from "node:dns"
@@ -96,18 +98,24 @@ const normalize = ({ address, family }: Address): Address => {
 
 const matches = (list: net.BlockList, a: Address) => list.check(a.address, a.family === 4 ? "ipv4" : "ipv6")
 
-const resolve = (host: string): Effect.Effect<ReadonlyArray<Address>, string> => {
+/** The address a host names literally (an IPv6 one in brackets), if it is one. */
+const literalAddress = (host: string): Address | undefined => {
   const literal = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
   const family = net.isIP(literal)
-  if (family !== 0) return Effect.succeed([{ address: literal, family: family as 4 | 6 }])
+  return family === 0 ? undefined : { address: literal, family: family as 4 | 6 }
+}
+
+const resolve = (host: string): Effect.Effect<ReadonlyArray<Address>, string> => {
+  const literal = literalAddress(host)
+  if (literal !== undefined) return Effect.succeed([literal])
   // The system resolver cannot be cancelled, but no caller waits on it for longer than this.
   return Effect.tryPromise({
-    try: () => dns.promises.lookup(literal, { all: true, verbatim: true }),
-    catch: () => `the host ${literal} does not resolve`
+    try: () => dns.promises.lookup(host, { all: true, verbatim: true }),
+    catch: () => `the host ${host} does not resolve`
   }).pipe(
     Effect.timeoutOption(RESOLVE_TIMEOUT),
     Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(`the host ${literal} did not resolve within ${Duration.toSeconds(RESOLVE_TIMEOUT)} s`),
+      onNone: () => Effect.fail(`the host ${host} did not resolve within ${Duration.toSeconds(RESOLVE_TIMEOUT)} s`),
       onSome: (all) => Effect.succeed(all.map((a) => ({ address: a.address, family: a.family as 4 | 6 })))
     }))
   )
@@ -119,37 +127,67 @@ interface Vetted {
   readonly address: Address
 }
 
+/** The rules that need no lookup: the URL's length, form, scheme and credentials. */
+const parse = (policy: OutboundPolicy, raw: string): Effect.Effect<URL, string> => {
+  if (raw.length > MAX_URL_LENGTH) return Effect.fail(`the URL is longer than ${MAX_URL_LENGTH} characters`)
+  if (!URL.canParse(raw)) return Effect.fail("the URL is not an absolute URL")
+  const url = new URL(raw)
+  if (url.protocol !== "https:" && url.protocol !== "http:") return Effect.fail("only https:// URLs are allowed")
+  if (url.username !== "" || url.password !== "") return Effect.fail("credentials in the URL are not allowed")
+  if (url.protocol === "http:" && !policy.allowPrivateNetwork) return Effect.fail("only https:// URLs are allowed")
+  return Effect.succeed(url)
+}
+
+const HTTP_ONLY_TO_LOOPBACK = "only https:// URLs are allowed (plain http only to loopback, in local development)"
+
+/** Judges the addresses a URL's host is or resolves to (each normalized); fails with the reason it is refused. */
+const judge = (policy: OutboundPolicy, url: URL, addresses: ReadonlyArray<Address>): Effect.Effect<void, string> => {
+  if (addresses.length === 0) return Effect.fail(`the host ${url.hostname} does not resolve`)
+  // The reasons name the host, never what it resolved to: callers do not learn the internal DNS.
+  if (addresses.some((a) => matches(alwaysRefused, a))) {
+    return Effect.fail(`${url.hostname} is or resolves to a link-local, metadata or reserved address`)
+  }
+  if (!policy.allowPrivateNetwork && addresses.some((a) => matches(privateNetworks, a))) {
+    return Effect.fail(`${url.hostname} is or resolves to a private or loopback address`)
+  }
+  if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
+    return Effect.fail(HTTP_ONLY_TO_LOOPBACK)
+  }
+  return Effect.void
+}
+
 /** Checks a URL against the rules and resolves it; fails with the reason it is refused. */
 const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string> =>
   Effect.gen(function*() {
-    if (raw.length > MAX_URL_LENGTH) return yield* Effect.fail(`the URL is longer than ${MAX_URL_LENGTH} characters`)
-    if (!URL.canParse(raw)) return yield* Effect.fail("the URL is not an absolute URL")
-    const url = new URL(raw)
-    if (url.protocol !== "https:" && url.protocol !== "http:") return yield* Effect.fail("only https:// URLs are allowed")
-    if (url.username !== "" || url.password !== "") return yield* Effect.fail("credentials in the URL are not allowed")
-    if (url.protocol === "http:" && !policy.allowPrivateNetwork) {
-      return yield* Effect.fail("only https:// URLs are allowed")
-    }
+    const url = yield* parse(policy, raw)
     // Judged as the IPv4 address each one carries, but connected to as resolved:
     // a NAT64 address is only reachable through its translator.
     const resolved = yield* resolve(url.hostname)
-    const addresses = resolved.map(normalize)
-    if (addresses.length === 0) return yield* Effect.fail(`the host ${url.hostname} does not resolve`)
-    // The reasons name the host, never what it resolved to: callers do not learn the internal DNS.
-    if (addresses.some((a) => matches(alwaysRefused, a))) {
-      return yield* Effect.fail(`${url.hostname} is or resolves to a link-local, metadata or reserved address`)
-    }
-    if (!policy.allowPrivateNetwork && addresses.some((a) => matches(privateNetworks, a))) {
-      return yield* Effect.fail(`${url.hostname} is or resolves to a private or loopback address`)
-    }
-    if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
-      return yield* Effect.fail("only https:// URLs are allowed (plain http only to loopback, in local development)")
-    }
+    yield* judge(policy, url, resolved.map(normalize))
     return { url, address: resolved[0]! }
   })
 
-/** Refuses a URL at save time with the reason, or accepts it. */
-export const checkUrl = (policy: OutboundPolicy, url: string): Effect.Effect<void, string> => Effect.asVoid(vet(policy, url))
+/** `localhost` and every name under it are loopback by definition (RFC 6761), whatever a resolver says. */
+const isLocalhostName = (host: string) => {
+  const name = host.toLowerCase().replace(/\.$/, "")
+  return name === "localhost" || name.endsWith(".localhost")
+}
+
+/**
+ * Refuses a URL at save time with the reason, or accepts it. No lookup: a
+ * saved URL never depends on DNS, so only what is known without one is
+ * judged (IP literals, `localhost` names); every send resolves the host and
+ * judges the addresses it gets. Plain http names no address here, so it is
+ * accepted only to a loopback literal or a `localhost` name.
+ */
+export const checkUrl = (policy: OutboundPolicy, raw: string): Effect.Effect<void, string> =>
+  Effect.gen(function*() {
+    const url = yield* parse(policy, raw)
+    const literal = literalAddress(url.hostname)
+    if (literal !== undefined) return yield* judge(policy, url, [normalize(literal)])
+    if (isLocalhostName(url.hostname)) return yield* judge(policy, url, [{ address: "127.0.0.1", family: 4 }])
+    if (url.protocol === "http:") return yield* Effect.fail(HTTP_ONLY_TO_LOOPBACK)
+  })
 
 interface Answer {
   readonly status: number

@@ -1,7 +1,8 @@
 /**
  * The reply-webhook capability's rules: saved signed destinations for prompt
- * outcomes. URLs are checked against the SSRF rules when saved (and again on
- * every attempt); the signing secret is shown on creation and rotation only.
+ * outcomes. A URL is checked when saved against what is known without DNS
+ * (IP literals, `localhost` names), and its resolved addresses are judged on
+ * every attempt; the signing secret is shown on creation and rotation only.
  */
 import {
   Interaction,
@@ -14,13 +15,12 @@ import {
 } from "@herald/api"
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
-import { insertWithinLimit } from "../db/AccountLocks.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
 import { makeId } from "../lib/Ids.ts"
 import { Deliveries } from "./Deliveries.ts"
+import { DeliveriesRepo } from "./DeliveriesRepo.ts"
 import { checkUrl } from "./Outbound.ts"
 import { eventPayload } from "./Payloads.ts"
 import { WebhooksRepo } from "./Repo.ts"
@@ -70,7 +70,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
 }>()("herald/ReplyWebhooks") {
   static readonly layerNoDeps = Layer.effect(ReplyWebhooks, Effect.gen(function*() {
     const repo = yield* WebhooksRepo
-    const sql = yield* SqlClient.SqlClient
+    const deliveriesRepo = yield* DeliveriesRepo
     const deliveries = yield* Deliveries
     const config = yield* WebhookConfig
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
@@ -82,7 +82,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
       yield* allowed(input.url)
       const signingSecret = generateSigningSecret()
       const id = yield* makeId("whk")
-      const webhook = yield* insertWithinLimit(sql, { count: repo.lockAndCount(userId), limit: MAX_REPLY_WEBHOOKS, what: "reply webhooks" }, repo.create({
+      const webhook = yield* repo.create({
         id,
         userId,
         signingSecret,
@@ -93,15 +93,15 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
         events: input.events === undefined ? ALL_EVENTS : distinct(input.events),
         enabled: input.enabled ?? true,
         isDefault: input.isDefault ?? false
-      }))
-      return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
+      }, MAX_REPLY_WEBHOOKS)
+      return new ReplyWebhookCreated({ webhook, signingSecret })
     })
 
     const get = Effect.fn("ReplyWebhooks.get")(function*(userId: string, id: string) {
       const webhook = yield* repo.find(userId, id)
       if (webhook === undefined) return yield* notFound
-      const recent = yield* repo.recentDeliveries(id, RECENT_DELIVERIES)
-      return new ReplyWebhookWithDeliveries({ ...webhook, deliveries: recent }, { disableChecks: true })
+      const recent = yield* deliveriesRepo.recent(id, RECENT_DELIVERIES)
+      return new ReplyWebhookWithDeliveries({ ...webhook, deliveries: recent })
     })
 
     const update = Effect.fn("ReplyWebhooks.update")(function*(userId: string, id: string, input: UpdateWebhookRequest) {
@@ -119,7 +119,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
       const signingSecret = generateSigningSecret()
       const webhook = yield* repo.rotateSecret(userId, id, signingSecret)
       if (webhook === undefined) return yield* notFound
-      return new ReplyWebhookCreated({ webhook, signingSecret }, { disableChecks: true })
+      return new ReplyWebhookCreated({ webhook, signingSecret })
     })
 
     const test = Effect.fn("ReplyWebhooks.test")(function*(userId: string, id: string) {
@@ -127,7 +127,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
       if (webhook === undefined) return yield* notFound
       const now = new Date(yield* Clock.currentTimeMillis).toISOString()
       const deliveryId = yield* makeId("whd")
-      yield* repo.insertDeliveries([{
+      yield* deliveriesRepo.insert([{
         id: deliveryId,
         userId,
         webhookId: id,
@@ -137,11 +137,11 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
         nextAttemptAt: null
       }])
       yield* deliveries.sendNow(deliveryId)
-      return (yield* repo.findDelivery(deliveryId))!
+      return (yield* deliveriesRepo.find(deliveryId))!
     })
 
     return ReplyWebhooks.of({
-      list: (userId) => Effect.map(repo.list(userId), (items) => new ReplyWebhookList({ items }, { disableChecks: true })),
+      list: (userId) => Effect.map(repo.list(userId), (items) => new ReplyWebhookList({ items })),
       create,
       get,
       update,

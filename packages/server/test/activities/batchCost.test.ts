@@ -11,8 +11,10 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { liveActivityMessage } from "../../src/activities/Cards.ts"
-import { ActivitiesRepo, enqueueStatement } from "../../src/activities/Repo.ts"
-import type { UpdateWrite } from "../../src/activities/Repo.ts"
+import { LifecycleRepo } from "../../src/activities/LifecycleRepo.ts"
+import { ActivitiesRepos } from "../../src/activities/Repos.ts"
+import type { UpdateWrite } from "../../src/activities/Rows.ts"
+import { enqueueStatement } from "../../src/activities/UpdateStatement.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { Identity } from "../../src/identity/Identity.ts"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
@@ -20,7 +22,7 @@ import { rowsVisited } from "../../../../test/support/explain.ts"
 
 const ACTIVITIES = 100
 
-const Deps = Layer.mergeAll(ActivitiesRepo.layer, Identity.layer).pipe(
+const Deps = Layer.mergeAll(ActivitiesRepos, Identity.layer).pipe(
   Layer.provideMerge(MigrationsLayer),
   Layer.provideMerge(TestSqlLayer)
 )
@@ -45,7 +47,7 @@ layer(Deps, { excludeTestServices: true, timeout: "120 seconds" })("the shared u
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const identity = yield* Identity
-      const repo = yield* ActivitiesRepo
+      const repo = yield* LifecycleRepo
       const person = yield* identity.createUser({ email: `batch-${Date.now()}@example.test`, name: "Batch" })
       const ids: Array<string> = []
       for (let n = 0; n < ACTIVITIES; n++) {

@@ -10,20 +10,24 @@ import { ConfigProvider, Duration, Effect, Fiber, Latch, Layer } from "effect"
 import { Entity, ShardingConfig } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { LiveActivityEntity, LiveActivityLive } from "../../src/activities/ActivityEntity.ts"
+import { LiveActivityLive } from "../../src/activities/ActivityActor.ts"
+import { LiveActivityEntity } from "../../src/activities/ActivityEntity.ts"
 import { liveActivityMessage } from "../../src/activities/Cards.ts"
 import { DevicePacing } from "../../src/activities/DevicePacing.ts"
-import { ActivitiesRepo } from "../../src/activities/Repo.ts"
+import { LifecycleRepo } from "../../src/activities/LifecycleRepo.ts"
+import { ReadModelRepo } from "../../src/activities/ReadModelRepo.ts"
+import { ActivitiesRepos } from "../../src/activities/Repos.ts"
 import { ActivityConfig } from "../../src/config/ActivityConfig.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { Identity } from "../../src/identity/Identity.ts"
+import { ActivityFeed } from "../../src/inbox/ActivityFeed.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 
 // Starts unpaced: a retried start goes as soon as its backoff ends.
-const Deps = Layer.mergeAll(ActivitiesRepo.layer, Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer)), Identity.layer, DevicePacing.layer).pipe(
+const Deps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer)), Identity.layer, DevicePacing.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000", HERALD_ACTIVITY_START_INTERVAL_MS: "0" }))),
   Layer.provideMerge(MigrationsLayer),
@@ -43,10 +47,11 @@ const setUp = (platform: "ios" | "android" = "android", tokenPrefix = "clock-") 
     liveActivitiesCapable: true
   })
   if (platform === "ios") yield* identity.setPushToStartToken(person.id, device.id, `clock-pts-${Date.now()}`)
-  const repo = yield* ActivitiesRepo
+  const lifecycle = yield* LifecycleRepo
+  const repo = yield* ReadModelRepo
   const sql = yield* SqlClient.SqlClient
   const id = `act_clock${Date.now()}`
-  yield* sql.withTransaction(repo.start(
+  yield* sql.withTransaction(lifecycle.start(
     { id, userId: person.id, tokenId: "tok_clock", key: null, interactionId: null, props: { title: "t" }, expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
     [device.id],
     "start",
@@ -172,7 +177,7 @@ const GatedGateway = Layer.effect(PushGateway, Effect.map(PushGateway, (real) =>
       Effect.sync(() => sendsStarted++).pipe(Effect.andThen(gate.await), Effect.andThen(real.send(target, message)))
   }))).pipe(Layer.provide(PushGateway.layer))
 
-const GatedDeps = Layer.mergeAll(ActivitiesRepo.layer, Outbox.layer.pipe(Layer.provideMerge(GatedGateway)), Identity.layer, DevicePacing.layer).pipe(
+const GatedDeps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(GatedGateway)), Identity.layer, DevicePacing.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000", HERALD_ACTIVITY_START_INTERVAL_MS: "0" }))),
   Layer.provideMerge(MigrationsLayer),

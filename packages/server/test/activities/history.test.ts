@@ -8,7 +8,9 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { liveActivityMessage } from "../../src/activities/Cards.ts"
-import { ActivitiesRepo, recordStatement } from "../../src/activities/Repo.ts"
+import { LifecycleRepo } from "../../src/activities/LifecycleRepo.ts"
+import { ReadModelRepo, recordStatement } from "../../src/activities/ReadModelRepo.ts"
+import { ActivitiesRepos } from "../../src/activities/Repos.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { Identity } from "../../src/identity/Identity.ts"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
@@ -16,7 +18,7 @@ import { rowsVisited } from "../../../../test/support/explain.ts"
 
 const SENT_PER_DEVICE = 3_000
 
-const Deps = Layer.mergeAll(ActivitiesRepo.layer, Identity.layer).pipe(
+const Deps = Layer.mergeAll(ActivitiesRepos, Identity.layer).pipe(
   Layer.provideMerge(MigrationsLayer),
   Layer.provideMerge(TestSqlLayer)
 )
@@ -26,7 +28,7 @@ layer(Deps, { excludeTestServices: true, timeout: "60 seconds" })("an activity's
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const identity = yield* Identity
-      const repo = yield* ActivitiesRepo
+      const repo = yield* LifecycleRepo
       const person = yield* identity.createUser({ email: `history-${Date.now()}@example.test`, name: "History" })
       const phone = (platform: "ios" | "android", name: string) =>
         identity.registerDevice(person.id, { platform, pushToken: `history-${name}-${Date.now()}`, liveActivitiesCapable: true })
@@ -56,7 +58,7 @@ layer(Deps, { excludeTestServices: true, timeout: "60 seconds" })("an activity's
                (${`${id}_w_2`}, ${id}, ${waiting.id}, ${SENT_PER_DEVICE + 3}, 'update', 10, 'milestone', '{}'::jsonb, 'queued', now())`
       yield* sql`ANALYZE live_activity_operations`
 
-      const record = yield* repo.record(id)
+      const record = yield* (yield* ReadModelRepo).record(id)
       assert.deepStrictEqual(
         [record.accepted, record.failed, record.readiness.ready, record.readiness.awaitingUpdateToken, record.readiness.queuedStarts],
         [3, 0, 2, 1, 0]

@@ -10,10 +10,12 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
 import { Credentials } from "../../src/auth/Credentials.ts"
+import type { CredentialsOptions } from "../../src/auth/Credentials.ts"
 import { displayPrefix, generateSecret, hashSecret, isWellFormed } from "../../src/auth/Secrets.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { IdentityRepo } from "../../src/identity/Repo.ts"
 import { makeId } from "../../src/lib/Ids.ts"
+import { CredentialsWorkers } from "../../src/runtime/Workers.ts"
 
 const DbLayer = IdentityRepo.layer.pipe(Layer.provideMerge(MigrationsLayer), Layer.provideMerge(TestSqlLayer))
 
@@ -28,6 +30,9 @@ const options = {
 // minutes, the loops it does not exercise tick rarely.
 const quietPoll = { ...options, revocationPollInterval: "1 day" } as const
 const quietAll = { ...quietPoll, flushInterval: "1 day" } as const
+
+/** The cache with its workers (revocation poll, lastUsedAt flush), as `herald serve` runs it. */
+const withWorkers = (opts: CredentialsOptions) => CredentialsWorkers.pipe(Layer.provideMerge(Credentials.layerWith(opts)))
 
 /** A person and a token written straight through the repo; the token expires at `expiresAt`. */
 const seedToken = (expiresAt: string | null) =>
@@ -92,7 +97,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       const expired = yield* Effect.flip(credentials.authenticateToken(secret))
       assert.strictEqual(expired._tag, "Unauthorized")
       assert.include(expired.error, "Expired")
-    }).pipe(Effect.provide(Credentials.layerWith(quietAll)), Effect.provide(TestClock.layer())))
+    }).pipe(Effect.provide(withWorkers(quietAll)), Effect.provide(TestClock.layer())))
 
   it.effect("a revocation made elsewhere is seen at the next poll", () =>
     Effect.gen(function*() {
@@ -111,7 +116,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
         TestClock.withLive
       )
       assert.strictEqual(refused._tag, "Unauthorized")
-    }).pipe(Effect.provide(Credentials.layerWith(options)), Effect.provide(TestClock.layer())))
+    }).pipe(Effect.provide(withWorkers(options)), Effect.provide(TestClock.layer())))
 
   it.effect("lastUsedAt is written at most once a minute per token", () =>
     Effect.gen(function*() {
@@ -134,5 +139,5 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       // A minute after the first write, the newest use is written.
       yield* TestClock.adjust("40 seconds")
       assert.strictEqual(yield* eventually(lastUsedInDb(token.id), at(20)), at(20))
-    }).pipe(Effect.provide(Credentials.layerWith(quietPoll)), Effect.provide(TestClock.layer())))
+    }).pipe(Effect.provide(withWorkers(quietPoll)), Effect.provide(TestClock.layer())))
 })

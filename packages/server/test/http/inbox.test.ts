@@ -1,51 +1,15 @@
 /**
  * The inbox over HTTP with the typed client: scopes, another account's items,
- * keyset paging under concurrent inserts, filters, signed cursors and
- * read-through tokens, read marks, push receipts and the project view. Items
- * are seeded through InboxWrites, as notifications and events will write them.
+ * validation, the list's fields, an item's detail with its push receipts, and
+ * the project view. Items are seeded through InboxWrites, as notifications and
+ * events write them.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, Ref } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
-import { InboxWrites } from "../../src/inbox/InboxWrites.ts"
-import type { NewInboxItem } from "../../src/inbox/InboxWrites.ts"
+import { TestServerLayer, makeAgent, rawFetch } from "../../../../test/support/server.ts"
 import { makeId } from "../../src/lib/Ids.ts"
-
-type Seed = Partial<Omit<NewInboxItem, "userId">>
-
-/** Inserts one item at a time (so `seq` follows the order given); answers their inbox ids. */
-const seed = (userId: string, items: ReadonlyArray<Seed>) =>
-  Effect.gen(function*() {
-    const writes = yield* InboxWrites
-    const ids: Array<string> = []
-    for (const [i, item] of items.entries()) {
-      const origin = item.origin ?? "notification"
-      const itemId = item.itemId ?? (yield* makeId(origin === "event" ? "evt" : "anot"))
-      yield* writes.insert([{ userId, origin, itemId, sourceName: "ci", title: `item ${i}`, body: `body ${i}`, ...item }])
-      ids.push(`${origin}:${itemId}`)
-    }
-    return ids
-  })
-
-/** A decoded record as plain fields, to compare with an object literal. */
-const plain = <A extends object>(a: A) => ({ ...a })
-
-const many = (n: number, item: Seed = {}) => Array.from({ length: n }, () => item)
-
-const get = (secret: string, path: string) => rawFetch(`/api/agent${path}`, { headers: { authorization: `Bearer ${secret}` } })
-const post = (secret: string, path: string, body?: unknown) =>
-  rawFetch(`/api/agent${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-
-/** Flips one character of a token's signature or content. */
-const tamper = (token: string, at: number) => {
-  const c = token[at] === "A" ? "B" : "A"
-  return token.slice(0, at) + c + token.slice(at + 1)
-}
+import { get, many, plain, post, seed } from "./inboxSupport.ts"
 
 const READ_ROUTES = ["/inbox/projects", "/inbox/notifications", "/inbox/notifications/notification:anot_x1"] as const
 const WRITE_ROUTES = [
@@ -125,6 +89,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
       assert.strictEqual((yield* get(agent.secret, "/inbox/notifications?limit=50")).status, 200)
     }))
 
+
   it.effect("the list is newest first with every summary field; limit defaults to 20", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["inbox:read"])
@@ -167,198 +132,6 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
       assert.isNull(rest.nextCursor)
     }))
 
-  it.effect("paging with small limits while items arrive concurrently skips and repeats nothing", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read"])
-      const sql = yield* SqlClient.SqlClient
-      const before = yield* seed(agent.person.id, many(23))
-      const done = yield* Ref.make(false)
-      const added = yield* Ref.make(0)
-      // Keeps inserting until paging is over.
-      const inserter = yield* Effect.gen(function*() {
-        while (!(yield* Ref.get(done))) {
-          yield* seed(agent.person.id, [{ title: "late" }])
-          yield* Ref.update(added, (n) => n + 1)
-          yield* Effect.yieldNow
-        }
-      }).pipe(Effect.forkChild)
-      const seen: Array<string> = []
-      let cursor: string | undefined
-      let pages = 0
-      do {
-        const page = yield* agent.client.inbox.list({ query: { limit: 4, ...(cursor === undefined ? {} : { cursor }) } })
-        seen.push(...page.items.map((i) => i.id))
-        cursor = page.nextCursor ?? undefined
-        pages++
-        // Between pages, also insert directly so arrivals are certain.
-        yield* seed(agent.person.id, [{ title: "between" }])
-      } while (cursor !== undefined && pages < 100)
-      yield* Ref.set(done, true)
-      yield* Fiber.join(inserter)
-      assert.isAbove(yield* Ref.get(added), 0)
-      assert.strictEqual(new Set(seen).size, seen.length, "no item repeated")
-      // Exactly the items at or below the first page's top, newest first: none skipped.
-      const expected = yield* sql<{ id: string }>`
-        SELECT origin || ':' || item_id AS id FROM inbox_items
-        WHERE user_id = ${agent.person.id}
-          AND seq <= (SELECT seq FROM inbox_items WHERE user_id = ${agent.person.id} AND origin || ':' || item_id = ${seen[0]!})
-        ORDER BY seq DESC`
-      assert.deepStrictEqual(seen, expected.map((r) => r.id))
-      for (const id of before) assert.include(seen, id)
-    }))
-
-  it.effect("project filter: a project id, the word unfiled, an unknown project; cursors keep the filter", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read"])
-      const alpha = yield* seed(agent.person.id, many(3, { projectId: "alpha" }))
-      const unfiled = yield* seed(agent.person.id, many(3))
-      const beta = yield* seed(agent.person.id, many(2, { projectId: "beta" }))
-      const listed = (query: { project?: string; cursor?: string; limit?: number }) =>
-        agent.client.inbox.list({ query }).pipe(Effect.map((p) => ({ ids: p.items.map((i) => i.id), next: p.nextCursor })))
-      assert.deepStrictEqual((yield* listed({ project: "alpha" })).ids, [...alpha].reverse())
-      assert.deepStrictEqual((yield* listed({ project: "beta" })).ids, [...beta].reverse())
-      assert.deepStrictEqual((yield* listed({ project: "unfiled" })).ids, [...unfiled].reverse())
-      assert.deepStrictEqual((yield* listed({ project: "nope" })).ids, [])
-      const first = yield* listed({ project: "unfiled", limit: 2 })
-      assert.deepStrictEqual(first.ids, unfiled.slice(1).reverse())
-      const second = yield* listed({ project: "unfiled", limit: 2, cursor: first.next! })
-      assert.deepStrictEqual(second.ids, [unfiled[0]!])
-      assert.isNull(second.next)
-    }))
-
-  it.effect("unread filter (1 or true) lists only unread items, newest first, and pages", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read", "inbox:write"])
-      const ids = yield* seed(agent.person.id, many(6))
-      for (const id of [ids[1]!, ids[4]!]) yield* agent.client.inbox.read({ params: { id } })
-      const unread = [ids[5]!, ids[3]!, ids[2]!, ids[0]!]
-      for (const flag of ["1", "true"] as const) {
-        assert.deepStrictEqual((yield* agent.client.inbox.list({ query: { unread: flag } })).items.map((i) => i.id), unread)
-      }
-      const first = yield* agent.client.inbox.list({ query: { unread: "1", limit: 3 } })
-      assert.deepStrictEqual(first.items.map((i) => i.id), unread.slice(0, 3))
-      // The same filter spelled `true` is the same filter.
-      const second = yield* agent.client.inbox.list({ query: { unread: "true", limit: 3, cursor: first.nextCursor! } })
-      assert.deepStrictEqual(second.items.map((i) => i.id), unread.slice(3))
-      assert.isNull(second.nextCursor)
-      const all = yield* agent.client.inbox.list({ query: {} })
-      assert.isString(all.items.find((i) => i.id === ids[1])!.readAt)
-      assert.isNull(all.items.find((i) => i.id === ids[0])!.readAt)
-    }))
-
-  it.effect("an altered, garbled, foreign or other-filter cursor is 400 BAD_REQUEST; another limit is fine", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read"])
-      const other = yield* makeAgent(["inbox:read"])
-      yield* seed(agent.person.id, many(5, { projectId: "p" }))
-      yield* seed(other.person.id, many(5, { projectId: "p" }))
-      const page = yield* agent.client.inbox.list({ query: { limit: 2 } })
-      const cursor = page.nextCursor!
-      const dot = cursor.indexOf(".")
-      const theirs = (yield* other.client.inbox.list({ query: { limit: 2 } })).nextCursor!
-      const filtered = (yield* agent.client.inbox.list({ query: { limit: 2, project: "p" } })).nextCursor!
-      const bad = [
-        tamper(cursor, 3), // content
-        tamper(cursor, dot + 3), // signature
-        cursor.slice(0, dot), // no signature
-        `${cursor}x`,
-        "garbage",
-        "e30.AAAA",
-        page.readThroughToken, // a read-through token is not a cursor
-        theirs // another account's cursor
-      ]
-      for (const c of bad) {
-        const res = yield* get(agent.secret, `/inbox/notifications?limit=2&cursor=${encodeURIComponent(c)}`)
-        assert.strictEqual(res.status, 400, c)
-        assert.strictEqual((res.body as { code: string }).code, "BAD_REQUEST", c)
-      }
-      // A cursor made for one filter is refused under another, in both directions.
-      const mismatches = [
-        { cursor, project: "p" },
-        { cursor, unread: "1" as const },
-        { cursor: filtered },
-        { cursor: filtered, project: "q" },
-        { cursor: filtered, project: "unfiled" }
-      ]
-      for (const query of mismatches) {
-        const error = yield* Effect.flip(agent.client.inbox.list({ query }))
-        assert.strictEqual(error._tag, "BadRequest", JSON.stringify(query))
-      }
-      // The cursor itself is still good, with any limit.
-      const next = yield* agent.client.inbox.list({ query: { limit: 10, cursor } })
-      assert.strictEqual(next.items.length, 3)
-      assert.isNull(next.nextCursor)
-    }))
-
-  it.effect("read and unread are idempotent; read keeps the first readAt", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read", "inbox:write"])
-      const [id] = yield* seed(agent.person.id, [{ origin: "event" }])
-      const first = yield* agent.client.inbox.read({ params: { id: id! } })
-      assert.strictEqual(first.ok, true)
-      assert.strictEqual(first.idempotent, false)
-      assert.isString(first.readAt)
-      const again = yield* agent.client.inbox.read({ params: { id: id! } })
-      assert.deepStrictEqual(plain(again), { ok: true, readAt: first.readAt, idempotent: true })
-      assert.strictEqual((yield* agent.client.inbox.get({ params: { id: id! } })).readAt, first.readAt)
-      const unread = yield* agent.client.inbox.unread({ params: { id: id! } })
-      assert.deepStrictEqual(plain(unread), { ok: true, readAt: null, idempotent: false })
-      assert.deepStrictEqual(plain(yield* agent.client.inbox.unread({ params: { id: id! } })), { ok: true, readAt: null, idempotent: true })
-      assert.isNull((yield* agent.client.inbox.get({ params: { id: id! } })).readAt)
-      const reread = yield* agent.client.inbox.read({ params: { id: id! } })
-      assert.strictEqual(reread.idempotent, false)
-      assert.isString(reread.readAt)
-    }))
-
-  it.effect("read-all marks what the list's token covers; items that arrive after the list stay unread", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read", "inbox:write"])
-      const other = yield* makeAgent(["inbox:read", "inbox:write"])
-      const old = yield* seed(agent.person.id, many(5, { projectId: "x" }))
-      yield* agent.client.inbox.read({ params: { id: old[0]! } })
-      const theirs = yield* seed(other.person.id, many(2))
-      // The token covers the whole inbox at list time, not only this (filtered, one-item) page.
-      const page = yield* agent.client.inbox.list({ query: { limit: 1, project: "unfiled" } })
-      assert.deepStrictEqual(page.items, [])
-      const late = yield* seed(agent.person.id, many(3))
-      const result = yield* agent.client.inbox.readAll({ payload: { readThroughToken: page.readThroughToken } })
-      assert.deepStrictEqual(plain(result), { ok: true, marked: 4 })
-      const unread = yield* agent.client.inbox.list({ query: { unread: "1" } })
-      assert.deepStrictEqual(unread.items.map((i) => i.id), [...late].reverse())
-      assert.deepStrictEqual(plain(yield* agent.client.inbox.readAll({ payload: { readThroughToken: page.readThroughToken } })), {
-        ok: true,
-        marked: 0
-      })
-      // The other account's items are untouched.
-      assert.strictEqual((yield* other.client.inbox.list({ query: { unread: "1" } })).items.length, theirs.length)
-      // An empty inbox still gives a token, and it marks nothing.
-      const empty = yield* makeAgent(["inbox:read", "inbox:write"])
-      const none = yield* empty.client.inbox.list({ query: {} })
-      assert.deepStrictEqual(plain(yield* empty.client.inbox.readAll({ payload: { readThroughToken: none.readThroughToken } })), {
-        ok: true,
-        marked: 0
-      })
-    }))
-
-  it.effect("read-all refuses an altered token, a cursor, and another account's token with 400 BAD_REQUEST", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["inbox:read", "inbox:write"])
-      const other = yield* makeAgent(["inbox:read", "inbox:write"])
-      yield* seed(agent.person.id, many(3))
-      yield* seed(other.person.id, many(3))
-      const page = yield* agent.client.inbox.list({ query: { limit: 1 } })
-      const token = page.readThroughToken
-      const theirs = (yield* other.client.inbox.list({ query: {} })).readThroughToken
-      for (const bad of [tamper(token, 2), tamper(token, token.indexOf(".") + 2), "nonsense", page.nextCursor!, theirs]) {
-        const res = yield* post(agent.secret, "/inbox/notifications/read-all", { readThroughToken: bad })
-        assert.strictEqual(res.status, 400, bad)
-        assert.strictEqual((res.body as { code: string }).code, "BAD_REQUEST", bad)
-      }
-      assert.strictEqual((yield* agent.client.inbox.list({ query: { unread: "1" } })).items.length, 3)
-      assert.strictEqual((yield* other.client.inbox.list({ query: { unread: "1" } })).items.length, 3)
-      const missing = yield* post(agent.secret, "/inbox/notifications/read-all", {})
-      assert.strictEqual((missing.body as { code: string }).code, "VALIDATION_FAILED")
-    }))
 
   it.effect("detail: body, summary, withdrawn status, and this account's alert receipts with sending shown as pending", () =>
     Effect.gen(function*() {

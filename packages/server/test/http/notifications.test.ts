@@ -1,31 +1,14 @@
 /**
- * POST /notifications and withdraw over HTTP with the typed client: fan-out to
- * the account's devices through the sandbox provider, `accepted` counting the
+ * POST /notifications over HTTP with the typed client: fan-out to the
+ * account's devices through the sandbox provider, `accepted` counting the
  * providers that accepted during the request, device targeting, validation,
- * and withdraw's three outcomes.
+ * and what a send files in the inbox and the activity feed.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
 import { makeAgent, rawFetch, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
-
-type Agent = Effect.Success<ReturnType<typeof makeAgent>>
-
-
-const deliveries = (agent: Agent, deviceId: string) =>
-  Effect.map(agent.app.devices.deliveries({ params: { id: deviceId } }), (r) => r.items)
-
-
-const inboxReadAt = (notificationId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ readAt: string | null }>`SELECT read_at FROM inbox_items WHERE item_id = ${notificationId}`).pipe(
-    Effect.map((rows) => rows[0]?.readAt)
-  )
-
-/** The phone's push token changing under Herald (e.g. the app was reinstalled), as the sandbox sees it. */
-const setPushToken = (deviceId: string, token: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE devices SET push_token = ${token} WHERE id = ${deviceId}`)
+import { deliveries, setPushToken } from "./notificationsSupport.ts"
 
 layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications", (it) => {
   it.effect("an alert that would pass the providers' 4 KB limit sheds its image, then its link; the inbox keeps both", () =>
@@ -178,111 +161,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       }
     }))
 
-  it.effect("withdraw: every device that accepted the push takes the removal command", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      const phone = yield* registerDevice(agent, "iphone-")
-      const pixel = yield* registerDevice(agent, "pixel-", "android")
-      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
-      const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
-      assert.deepStrictEqual(
-        { ...withdrawn },
-        { ok: true, notificationId: notification.id, status: "withdrawn", accepted: 2 }
-      )
-      const [, command] = yield* deliveries(agent, phone.id)
-      assert.strictEqual(command?.pushType, "background")
-      assert.strictEqual(command?.priority, 5)
-      assert.deepStrictEqual(command?.payload, { aps: { "content-available": 1 }, herald: { withdraw: notification.id } })
-      const [, androidCommand] = yield* deliveries(agent, pixel.id)
-      assert.deepStrictEqual((androidCommand?.payload as { data: unknown }).data, { withdraw: notification.id })
-      assert.isString(yield* inboxReadAt(notification.id))
-
-      // The inbox's composite id names the same notification.
-      const again = yield* agent.client.notifications.withdraw({ params: { id: `notification:${notification.id}` } })
-      assert.strictEqual(again.status, "withdrawn")
-    }))
-
-  it.effect("withdraw: partial when some devices refuse the command, 502 when none accept it", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      const first = yield* registerDevice(agent, "first-")
-      const second = yield* registerDevice(agent, "second-")
-      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
-      yield* setPushToken(second.id, "unavailable-now")
-      const partial = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
-      assert.strictEqual(partial.status, "withdraw_partial")
-      assert.strictEqual(partial.accepted, 1)
-
-      yield* setPushToken(first.id, "unregistered-now")
-      const failed = yield* Effect.flip(agent.client.notifications.withdraw({ params: { id: notification.id } }))
-      assert.strictEqual(failed._tag, "WithdrawFailed")
-      assert.isString(yield* inboxReadAt(notification.id))
-    }))
-
-  it.effect("withdraw: 502 when no device had accepted the push; the inbox copy is read anyway", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      const response = yield* rawFetch("/api/agent/notifications", {
-        method: "POST",
-        headers: { authorization: `Bearer ${agent.secret}`, "content-type": "application/json" },
-        body: JSON.stringify({ title: "t", body: "b" })
-      })
-      const id = (response.body as { notification: { id: string } }).notification.id
-      assert.isNull(yield* inboxReadAt(id))
-      const withdraw = yield* rawFetch(`/api/agent/notifications/${id}/withdraw`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${agent.secret}` }
-      })
-      assert.strictEqual(withdraw.status, 502)
-      assert.strictEqual((withdraw.body as { code: string }).code, "WITHDRAW_FAILED")
-      assert.isString(yield* inboxReadAt(id))
-    }))
-
-  it.effect("withdraw: a push still queued is never sent; one being sent gets the removal too", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const agent = yield* makeAgent(["notifications:send", "inbox:read"])
-      const ok = yield* registerDevice(agent, "ok-")
-      const flaky = yield* registerDevice(agent, "unavailable-")
-      const inFlight = yield* registerDevice(agent, "inflight-")
-      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
-      // As if the third device's push were at its provider right now.
-      yield* sql`UPDATE push_receipts SET status = 'sending', claimed_by = 'rcp_other', claimed_at = now()
-                 WHERE item_id = ${notification.id} AND device_id = ${inFlight.id}`
-      const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
-      assert.strictEqual(withdrawn.status, "withdrawn")
-      assert.strictEqual(withdrawn.accepted, 2)
-      const [, command] = yield* deliveries(agent, inFlight.id)
-      assert.deepStrictEqual(command?.payload, { aps: { "content-available": 1 }, herald: { withdraw: notification.id } })
-      assert.lengthOf(yield* deliveries(agent, ok.id), 2)
-
-      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
-      const queued = detail.pushReceipts?.find((r) => r.deviceId === flaky.id)
-      assert.strictEqual(queued?.status, "error")
-      assert.strictEqual(queued?.errorCode, "Withdrawn")
-      // The phone recovers: the withdrawn push is still not sent to it.
-      yield* setPushToken(flaky.id, `recovered-${flaky.id}`)
-      yield* Effect.sleep(Duration.millis(700))
-      assert.lengthOf(yield* deliveries(agent, flaky.id), 0)
-    }))
-
-  it.effect("withdraw: another account's, unknown and malformed ids", () =>
-    Effect.gen(function*() {
-      const owner = yield* makeAgent(["notifications:send"])
-      yield* registerDevice(owner, "x-")
-      const { notification } = yield* owner.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
-      const other = yield* makeAgent(["notifications:send"])
-      assert.strictEqual((yield* Effect.flip(other.client.notifications.withdraw({ params: { id: notification.id } })))._tag, "NotFound")
-      assert.strictEqual((yield* Effect.flip(owner.client.notifications.withdraw({ params: { id: "anot_unknown0000" } })))._tag, "NotFound")
-      const malformed = yield* rawFetch("/api/agent/notifications/evt_123/withdraw", {
-        method: "POST",
-        headers: { authorization: `Bearer ${owner.secret}` }
-      })
-      assert.strictEqual(malformed.status, 400)
-      // Still not withdrawn for its owner: the other account's attempt changed nothing.
-      assert.isNull(yield* inboxReadAt(notification.id))
-    }))
-
   it.effect("the worker finishes a push the request could not deliver", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
@@ -322,76 +200,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       assert.strictEqual(receipts[phone.id]?.status, "accepted")
       assert.strictEqual(receipts[dead.id]?.status, "error")
       assert.strictEqual(receipts[dead.id]?.errorCode, "Unregistered")
-    }))
-
-  it.effect("withdraw marks the inbox copy read and the detail withdrawn", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send", "inbox:read"])
-      yield* registerDevice(agent, "iphone-")
-      const { notification } = yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
-      yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
-      const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
-      assert.isNotNull(detail.readAt)
-      assert.strictEqual(detail.status, "withdrawn")
-    }))
-})
-
-layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications with an Idempotency-Key", (it) => {
-  const post = (secret: string, key: string | undefined, body: unknown) =>
-    rawFetch("/api/agent/notifications", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${secret}`,
-        "content-type": "application/json",
-        ...(key !== undefined ? { "idempotency-key": key } : {})
-      },
-      body: JSON.stringify(body)
-    })
-
-  it.effect("the same body replays the first answer (200, idempotent) and pushes once", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      const phone = yield* registerDevice(agent, "iphone-")
-      const first = yield* agent.client.notifications.create({
-        headers: { "idempotency-key": "deploy-42" },
-        payload: { title: "Deployed", body: "v42" }
-      })
-      assert.isUndefined(first.idempotent)
-      const replay = yield* post(agent.secret, "deploy-42", { body: "v42", title: "Deployed" })
-      assert.strictEqual(replay.status, 200)
-      const body = replay.body as { notification: { id: string }; accepted: number; idempotent: boolean }
-      assert.strictEqual(body.notification.id, first.notification.id)
-      assert.strictEqual(body.accepted, 1)
-      assert.isTrue(body.idempotent)
-      const typed = yield* agent.client.notifications.create({
-        headers: { "idempotency-key": "deploy-42" },
-        payload: { title: "Deployed", body: "v42" }
-      })
-      assert.isTrue(typed.idempotent)
-      assert.lengthOf(yield* deliveries(agent, phone.id), 1)
-    }))
-
-  it.effect("the key with another body answers 422; other accounts have their own keys", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      assert.strictEqual((yield* post(agent.secret, "k", { title: "a", body: "b" })).status, 201)
-      const reused = yield* post(agent.secret, "k", { title: "a", body: "different" })
-      assert.strictEqual(reused.status, 422)
-      assert.strictEqual((reused.body as { code: string }).code, "IDEMPOTENCY_KEY_REUSED")
-      const other = yield* makeAgent(["notifications:send"])
-      assert.strictEqual((yield* post(other.secret, "k", { title: "a", body: "different" })).status, 201)
-    }))
-
-  it.effect("a request that failed does not hold its key; malformed keys are refused", () =>
-    Effect.gen(function*() {
-      const agent = yield* makeAgent(["notifications:send"])
-      const failed = yield* post(agent.secret, "retry-me", { title: "a", body: "b", deviceIds: ["dev_notmine000"] })
-      assert.strictEqual(failed.status, 404)
-      assert.strictEqual((yield* post(agent.secret, "retry-me", { title: "a", body: "b" })).status, 201)
-      for (const key of ["", "has space", "x".repeat(256), "naïve"]) {
-        const response = yield* post(agent.secret, key, { title: "a", body: "b" })
-        assert.strictEqual(response.status, 400, JSON.stringify(key))
-      }
     }))
 })
 

@@ -111,10 +111,12 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("b
       assertError(yield* rawFetch("/api/agent/devices/%20drop", { method: "DELETE", headers: auth }), 400, "VALIDATION_FAILED")
     }))
 
-  it.effect("an unknown route and an unknown method are JSON 404s", () =>
+  it.effect("an unknown route is a JSON 404; a known one asked with another method a JSON 405 with Allow", () =>
     Effect.gen(function*() {
       assertError(yield* rawFetch("/api/agent/nope"), 404, "NOT_FOUND")
-      assertError(yield* rawFetch("/api/agent/auth/status", { method: "PATCH" }), 404, "NOT_FOUND")
+      const otherMethod = yield* rawFetch("/api/agent/auth/status", { method: "PATCH" })
+      assertError(otherMethod, 405, "METHOD_NOT_ALLOWED")
+      assert.strictEqual(otherMethod.headers.get("allow"), "GET, HEAD")
     }))
 
   it.effect("every response carries a request id, echoing a sane incoming one", () =>

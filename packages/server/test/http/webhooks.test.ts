@@ -340,6 +340,7 @@ layer(testServerLayer(), { excludeTestServices: true, timeout: "60 seconds" })("
         "https://127.0.0.1/hook",
         `${target.url}/hook`,
         "https://localhost/hook",
+        "https://api.localhost/hook",
         "https://[::1]/hook",
         "https://169.254.169.254/latest/meta-data"
       ]) {
@@ -347,5 +348,28 @@ layer(testServerLayer(), { excludeTestServices: true, timeout: "60 seconds" })("
         assert.strictEqual(refused._tag === "WebhookTargetRefused" ? refused.code : refused._tag, "WEBHOOK_TARGET_REFUSED", url)
       }
       assert.strictEqual(target.received.length, 0)
+    }))
+
+  it.effect("saving does not depend on DNS: a name that does not resolve is saved, and each attempt to it fails and is logged", () =>
+    Effect.gen(function*() {
+      const agent = yield* makeAgent([...scopes])
+      const { webhook } = yield* save(agent, "https://does-not-resolve.invalid/hook")
+      assert.strictEqual(webhook.url, "https://does-not-resolve.invalid/hook")
+      const sample = yield* agent.client.webhooks.test({ params: { id: webhook.id } })
+      assert.strictEqual(sample.status, "failed")
+      assert.deepStrictEqual(sample.attemptLog.map((a) => [a.attempt, a.status, a.responseCode]), [[1, "failed", null]])
+      assert.match(sample.error ?? "", /does not resolve/)
+
+      // A prompt's event: the failed attempt is logged and the delivery stays queued for its retry.
+      const { interaction } = yield* ask(agent, webhook.id)
+      yield* agent.client.interactions.cancel({ params: { id: interaction.id } })
+      const read = yield* eventually(
+        agent.client.webhooks.get({ params: { id: webhook.id } }),
+        (w) => w.deliveries.some((d) => d.id !== sample.id && d.attempts === 1)
+      )
+      const queued = read.deliveries.find((d) => d.id !== sample.id)!
+      assert.strictEqual(queued.status, "retrying")
+      assert.isNotNull(queued.nextAttemptAt)
+      assert.match(queued.attemptLog[0]?.error ?? "", /does not resolve/)
     }))
 })

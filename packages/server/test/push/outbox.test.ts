@@ -10,10 +10,12 @@ import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
 import { alertMessage } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import type { NewPush } from "../../src/push/Outbox.ts"
+import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { Retry } from "../../src/push/PushMessage.ts"
 import type { Provider } from "../../src/push/PushMessage.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
+import { OutboxWorkers } from "../../src/runtime/Workers.ts"
 import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 
@@ -27,10 +29,12 @@ const TestConfig = Layer.succeed(OutboxConfig, {
   paused: false
 })
 
-const TestLayer = Outbox.layerNoDeps.pipe(
+// The outbox with its workers (drain, heartbeat), as `herald serve` runs it.
+const TestLayer = OutboxWorkers.pipe(
+  Layer.provideMerge(Outbox.layerNoDeps),
   Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
   Layer.provideMerge(SandboxRepo.layer),
-  Layer.provide(TestConfig),
+  Layer.provide([TestConfig, OutboxRepo.layer]),
   Layer.provideMerge(TestDatabase)
 )
 
@@ -214,9 +218,10 @@ const held: Provider = {
     })
 }
 
-const HeldLayer = Outbox.layerNoDeps.pipe(
+const HeldLayer = OutboxWorkers.pipe(
+  Layer.provideMerge(Outbox.layerNoDeps),
   Layer.provideMerge(PushGateway.layerFromRoutes({ ios: held, android: held })),
-  Layer.provide(TestConfig),
+  Layer.provide([TestConfig, OutboxRepo.layer]),
   Layer.provideMerge(TestDatabase)
 )
 

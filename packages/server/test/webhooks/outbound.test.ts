@@ -128,7 +128,7 @@ describe("outbound webhook POST", () => {
       const result = yield* send(open, `http://nat64.example.test:${receiver.port}/hook`)
       expect(result._tag).toBe("Failed")
       expect(receiver.received).toEqual([])
-      const refused = yield* Effect.flip(checkUrl(closed, `https://nat64.example.test:${receiver.port}/hook`))
+      const refused = reasonOf(yield* send(closed, `https://nat64.example.test:${receiver.port}/hook`))
       expect(refused).toMatch(/loopback/)
       // Neither the refusal nor the failed connection tells the caller what the name resolved to.
       for (const reason of [refused, reasonOf(result)]) {
@@ -140,9 +140,11 @@ describe("outbound webhook POST", () => {
     Effect.gen(function*() {
       const lookup = vi.spyOn(dns.promises, "lookup").mockImplementation((() => new Promise(() => {})) as never)
       yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
-      const check = yield* Effect.forkChild(Effect.flip(checkUrl(closed, "https://black-hole.example.test/hook")))
+      const attempt = yield* Effect.forkChild(send({ ...closed, timeout: Duration.seconds(10) }, "https://black-hole.example.test/hook"))
       yield* TestClock.adjust(Duration.seconds(5))
-      expect(yield* Fiber.join(check)).toBe("the host black-hole.example.test did not resolve within 5 s")
+      const result = yield* Fiber.join(attempt)
+      expect(result._tag).toBe("Refused")
+      expect(reasonOf(result)).toBe("the host black-hole.example.test did not resolve within 5 s")
     }))
 
   it.effect("follows 307/308 on the same host with method and body kept, up to maxRedirects", () =>
@@ -282,8 +284,28 @@ describe("outbound SSRF rules", () => {
       // http with the switch on, but not to loopback.
       expect(yield* refused(open, "http://10.0.0.1/")).toMatch(/https/)
 
+      // http with the switch on, to a name: no lookup at save time, so only a localhost name is known loopback.
+      expect(yield* refused(open, "http://example.com/")).toMatch(/https/)
+      yield* checkUrl(open, "http://localhost:8080/hook")
+      // localhost and every name under it are loopback (RFC 6761), without asking a resolver.
+      expect(yield* refused(closed, "https://localhost/")).toMatch(/loopback/)
+      expect(yield* refused(closed, "https://api.localhost./")).toMatch(/loopback/)
+
       yield* checkUrl(closed, "https://93.184.215.14/hook")
       yield* checkUrl(open, "http://127.0.0.1:8080/hook")
       yield* checkUrl(open, "https://10.0.0.1/hook")
+    }))
+
+  it.effect("checkUrl never asks DNS: a name that does not resolve is accepted, and refused at send", () =>
+    Effect.gen(function*() {
+      const lookup = vi.spyOn(dns.promises, "lookup")
+      yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
+      yield* checkUrl(closed, "https://does-not-resolve.invalid/hook")
+      yield* checkUrl(closed, "https://hooks.example.com/hook")
+      expect(lookup).not.toHaveBeenCalled()
+      const result = yield* send(closed, "https://does-not-resolve.invalid/hook")
+      expect(result._tag).toBe("Refused")
+      expect(reasonOf(result)).toMatch(/does-not-resolve\.invalid does not resolve/)
+      expect(lookup).toHaveBeenCalledOnce()
     }))
 })

@@ -1,0 +1,77 @@
+/**
+ * The configuration reference, `docs/configuration.md`, rendered from the
+ * variable declarations the config modules read. `npm run docs:config` writes
+ * it; `test/config/reference.test.ts` fails when the committed file differs.
+ */
+import { activityVariables } from "./ActivityConfig.ts"
+import { appVariables } from "./AppConfig.ts"
+import { outboxVariables } from "./OutboxConfig.ts"
+import { pushVariables } from "./PushConfig.ts"
+import { rateLimitVariables } from "./RateLimitConfig.ts"
+import { webhookVariables } from "./WebhookConfig.ts"
+import { list, type Variable } from "./Variable.ts"
+
+export interface Section {
+  readonly title: string
+  readonly intro: string
+  readonly variables: ReadonlyArray<Variable<unknown>>
+}
+
+/** Every variable the server reads, by concern, in the order the reference shows them. */
+export const sections: ReadonlyArray<Section> = [
+  {
+    title: "Server, database and logs",
+    intro: "Where Herald listens, which database it uses, and how it logs.",
+    variables: list(appVariables)
+  },
+  {
+    title: "Push providers",
+    intro: "APNs is in use when `APNS_KEY`, `APNS_KEY_ID`, `APNS_TEAM_ID` and `APNS_TOPIC` are all set, FCM when " +
+      "`FCM_SERVICE_ACCOUNT` is; every platform without credentials uses the sandbox provider. A partial " +
+      "configuration stops the server at start with a message naming what is missing; secrets are never printed.",
+    variables: list(pushVariables)
+  },
+  {
+    title: "Push outbox",
+    intro: "How the durable push queue drains on each node.",
+    variables: list(outboxVariables)
+  },
+  {
+    title: "Reply webhooks",
+    intro: "Where reply webhooks may point, and how their deliveries go out.",
+    variables: list(webhookVariables)
+  },
+  {
+    title: "Live activities",
+    intro: "Pacing of live-activity pushes per device.",
+    variables: list(activityVariables)
+  },
+  {
+    title: "Rate limits",
+    intro: "Per-token budgets of the Agent API (see [limits](limits.md)); `0` turns one off.",
+    variables: list(rateLimitVariables)
+  }
+]
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ")
+
+const table = (variables: ReadonlyArray<Variable<unknown>>) => [
+  "| variable | type | default | what it does |",
+  "|---|---|---|---|",
+  ...variables.map((v) => `| \`${v.name}\` | ${cell(v.type)} | ${cell(v.default)} | ${cell(v.description)} |`)
+]
+
+/** The whole of `docs/configuration.md`. */
+export const renderConfigurationReference = (): string =>
+  [
+    "# Configuration",
+    "",
+    "<!-- Generated from packages/server/src/config/*.ts by `npm run docs:config`; edit the declarations there, not this file. -->",
+    "",
+    "Every setting is an environment variable, read once at start; a value of the wrong type stops the server",
+    "at start with a message that names the variable. `herald admin …` and `herald migrate` read the same",
+    "database and log variables as `herald serve`.",
+    "How to run against PostgreSQL and with real push providers: [operations](operations.md).",
+    "",
+    ...sections.flatMap((s) => [`## ${s.title}`, "", s.intro, "", ...table(s.variables), ""])
+  ].join("\n")

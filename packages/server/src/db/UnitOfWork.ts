@@ -1,0 +1,121 @@
+/**
+ * The unit of work: the rows one request writes across capabilities (a
+ * notification, its inbox copy and feed entry, its push receipts…) are
+ * committed together by one statement, each kind of row a data-modifying CTE
+ * member, so the write is atomic and costs one round trip. Units committed by
+ * concurrent requests go together (group commit): their rows of one kind share
+ * one INSERT, so fifty sends cost one round trip, not fifty.
+ *
+ * A repo declares each kind of row it writes as a `Writer` and writes through
+ * `write`: inside `UnitOfWork.commit` the rows join the current unit; outside
+ * one they are written at once (in the caller's transaction, if any). No repo
+ * hands out a statement and no service sees SQL.
+ *
+ * The rows exist only once `commit` returns: wake workers or send after it.
+ *
+ * One request's bad row must not fail the others it was grouped with: when a
+ * group's statement fails (a device deleted a moment after a request was
+ * checked breaks its foreign key), each unit is written again on its own, so
+ * only the request that named the missing row fails — with `MissingReference`,
+ * which its service answers as the endpoint's 404.
+ */
+import { Context, Effect, Exit, Layer, Option } from "effect"
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
+import { batched } from "./Batching.ts"
+import { MissingReference, orMissingReference } from "./ForeignKeys.ts"
+
+/** One kind of row a repo writes, and the statement writing any number of them (it must be valid as a CTE member). */
+export interface Writer<Row> {
+  readonly statement: (rows: NonEmptyReadonlyArray<Row>) => Statement.Statement<unknown>
+}
+
+export const makeWriter = <Row>(statement: (rows: NonEmptyReadonlyArray<Row>) => Statement.Statement<unknown>): Writer<Row> => ({
+  statement
+})
+
+/** The rows enlisted so far, by writer, in the order the writers first enlisted. */
+interface Unit {
+  readonly rows: Map<Writer<never>, Array<unknown>>
+  closed: boolean
+}
+
+const CurrentUnit = Context.Reference<Unit | undefined>("herald/db/CurrentUnit", { defaultValue: () => undefined })
+
+/**
+ * Writes `rows` with `writer`: into the current unit of work when there is one
+ * (written at its commit), else now.
+ */
+export const write = <Row>(writer: Writer<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (rows.length === 0) return
+    const unit = yield* CurrentUnit
+    if (unit === undefined) {
+      return yield* writer.statement(rows as unknown as NonEmptyReadonlyArray<Row>).pipe(Effect.asVoid, Effect.orDie)
+    }
+    // A fiber forked by the body and still writing after the commit would lose its rows silently.
+    if (unit.closed) return yield* Effect.die(new Error("a write joined a unit of work that had already ended"))
+    const key = writer as unknown as Writer<never>
+    const pending = unit.rows.get(key)
+    if (pending === undefined) unit.rows.set(key, [...rows])
+    else pending.push(...rows)
+  })
+
+export class UnitOfWork extends Context.Service<UnitOfWork, {
+  /**
+   * Runs `body`, collecting the rows its repo writes enlist, then commits them
+   * in one statement (with other requests' units when not inside a
+   * transaction) and answers what `body` answered. A failing body commits
+   * nothing. Inside another unit, `body`'s rows join that one. Fails with
+   * `MissingReference` when a row names one deleted since it was checked.
+   */
+  readonly commit: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E | MissingReference, R>
+}>()("herald/UnitOfWork") {
+  static readonly layer = Layer.effect(UnitOfWork, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // Each writer's rows of every unit, in the order writers first appear.
+    const statementOf = (units: ReadonlyArray<Unit>) => {
+      const merged = new Map<Writer<never>, Array<unknown>>()
+      for (const unit of units) {
+        for (const [writer, rows] of unit.rows) {
+          const pending = merged.get(writer)
+          if (pending === undefined) merged.set(writer, [...rows])
+          else pending.push(...rows)
+        }
+      }
+      const members = [...merged].map(([writer, rows]) => writer.statement(rows as unknown as NonEmptyReadonlyArray<never>))
+      return members.length === 1
+        ? members[0]!
+        : sql`WITH ${sql.join(", ", false)(members.map((member, i) => sql`${sql.literal(`w${i}`)} AS (${member})`))} SELECT 1`
+    }
+    const runNow = (units: ReadonlyArray<Unit>) => orMissingReference(Effect.asVoid(statementOf(units)))
+    // A failed statement wrote nothing: each unit again on its own, so the failure stays with the unit that caused it.
+    const groupCommit = batched((units: NonEmptyReadonlyArray<Unit>) =>
+      units.length === 1
+        ? Effect.map(Effect.exit(runNow(units)), (exit) => [exit])
+        : statementOf(units).pipe(
+          Effect.as(units.map((): Exit.Exit<void, MissingReference> => Exit.void)),
+          Effect.catch(() => Effect.forEach(units, (unit) => Effect.exit(runNow([unit]))))
+        ))
+
+    const commit = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | MissingReference, R> =>
+      Effect.gen(function*() {
+        if ((yield* CurrentUnit) !== undefined) return yield* body
+        const unit: Unit = { rows: new Map(), closed: false }
+        const result = yield* Effect.provideService(body, CurrentUnit, unit).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            unit.closed = true
+          }))
+        )
+        if (unit.rows.size === 0) return result
+        // Inside a transaction the unit is that transaction's: it cannot share a statement with other requests.
+        const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+        yield* inTransaction ? runNow([unit]) : Effect.flatten(groupCommit(unit))
+        return result
+      }).pipe(Effect.withSpan("UnitOfWork.commit"))
+
+    return UnitOfWork.of({ commit })
+  }))
+}

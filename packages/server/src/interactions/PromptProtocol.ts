@@ -1,0 +1,36 @@
+/**
+ * The message protocol of a prompt's actor: an `effect/cluster` entity keyed
+ * by the interaction id. Callers (the prompts service, the wake-up listener)
+ * import this module only, and call through `cluster/EntityCalls.ts`; the
+ * behaviour is `PromptBehaviour.ts`, which only the runtime's layer graph
+ * imports.
+ *
+ * Expiry is durable: `Expire` is the shared persisted `Deadline`, delivered
+ * at `expiresAt`, so a restart before the deadline still expires the prompt
+ * on time and a restart after it expires the prompt at once.
+ */
+import { AnswerMismatch, AnswerStatus, Interaction, InteractionNotPending } from "@herald/api"
+import { Schema } from "effect"
+import { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { deadlineRpc } from "../cluster/Deadline.ts"
+
+export const Prompt = Entity.make("Prompt", [
+  /** The prompt's deadline: one per prompt (a re-send deduplicates). */
+  deadlineRpc("Expire"),
+  Rpc.make("Answer", {
+    payload: {
+      status: AnswerStatus,
+      response: Schema.NullOr(Schema.String),
+      userId: Schema.String,
+      deviceId: Schema.NullOr(Schema.String)
+    },
+    success: Interaction,
+    error: Schema.Union([InteractionNotPending, AnswerMismatch])
+  }),
+  Rpc.make("Cancel", { success: Interaction, error: InteractionNotPending }),
+  /** Another process changed the prompt: re-read it and wake the waiters if it ended. */
+  Rpc.make("Refresh"),
+  /** Answers `true` once the prompt has left `pending`, `false` when `timeoutMillis` passed first. */
+  Rpc.make("Wait", { payload: { timeoutMillis: Schema.Number }, success: Schema.Boolean })
+])

@@ -1,0 +1,152 @@
+/**
+ * SQL of the durable push outbox: `push_receipts` (the queue and its history)
+ * and `outbox_nodes` (each process's heartbeat). Claims commit `sending`
+ * before any provider call and return what sending needs, decoded; answers are
+ * recorded only on rows the recording node still holds. The rules (when to
+ * claim, what an answer means, how long a silent node keeps its claims) live
+ * in `Outbox.ts`.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { makeWriter, write } from "../db/UnitOfWork.ts"
+import type { NewPush } from "./Outbox.ts"
+
+/** A receipt to queue as `pending`, due `grace` seconds after its commit. */
+export interface ReceiptRow extends NewPush {
+  readonly id: string
+  readonly grace: number
+}
+
+/** A receipt claimed by a node, with its device as sending needs it. */
+export const Claimed = Schema.Struct({
+  id: Schema.String,
+  deviceId: Schema.String,
+  attempts: Schema.Number,
+  // The push as the outbox wrote it (the jsonb of a `PushMessage`).
+  message: Schema.Unknown,
+  platform: Schema.Literals(["ios", "android"]),
+  pushToken: Schema.String,
+  environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
+  active: Schema.Boolean
+})
+export type Claimed = typeof Claimed.Type
+
+/** A provider's answer to record. */
+export interface Result {
+  readonly id: string
+  readonly status: "pending" | "accepted" | "error"
+  readonly providerId: string | null
+  readonly errorCode: string | null
+  /** For `pending`: when to try again. */
+  readonly nextAttemptAt: string | null
+}
+
+export class OutboxRepo extends Context.Service<OutboxRepo, {
+  /** Queues receipts: in the caller's unit of work or transaction when there is one (db/UnitOfWork.ts), else now. */
+  readonly insertReceipts: (rows: ReadonlyArray<ReceiptRow>) => Effect.Effect<void>
+  /** Claims those of `ids` still pending whose device exists, for `node`. */
+  readonly claimIds: (ids: ReadonlyArray<string>, node: string) => Effect.Effect<ReadonlyArray<Claimed>>
+  /** Claims up to `limit` due pending receipts whose device exists, oldest due first, for `node`. */
+  readonly claimDue: (limit: number, node: string) => Effect.Effect<ReadonlyArray<Claimed>>
+  /** Records answers on the rows `node` still holds; a retry whose device is gone ends as `DeviceRemoved`. */
+  readonly record: (results: ReadonlyArray<Result>, node: string) => Effect.Effect<void>
+  /** Claims older than `staleSeconds` of nodes silent that long become `unknown` (never sent again). */
+  readonly expireStaleClaims: (staleSeconds: number) => Effect.Effect<void>
+  /** Pending receipts of devices removed meanwhile end as `DeviceRemoved`. */
+  readonly settleOrphans: Effect.Effect<void>
+  /** `node` is alive now; nodes silent for a day are forgotten. */
+  readonly heartbeat: (node: string) => Effect.Effect<void>
+}>()("herald/OutboxRepo") {
+  static readonly layer = Layer.effect(OutboxRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // Each row carries its grace: a unit of work may hold receipts of callers that send now and of others.
+    const receipts = makeWriter<ReceiptRow>((rows) => sql`
+      INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
+      SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => grace)
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb, grace float8)`)
+
+    const claimColumns = sql`
+      r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
+      d.live_activity_token_environment AS environment, d.active`
+
+    // `r.id = ANY(…)` twice lets the planner find the rows by key.
+    const claimIds = SqlSchema.findAll({
+      Request: Schema.Struct({ ids: Schema.Array(Schema.String), node: Schema.String }),
+      Result: Claimed,
+      execute: ({ ids, node }) => sql`
+        WITH c AS (
+          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+          WHERE r.id = ANY(${ids}::text[]) AND r.status = 'pending'
+          FOR UPDATE OF r SKIP LOCKED)
+        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
+        FROM c, devices d WHERE r.id = c.id AND r.id = ANY(${ids}::text[]) AND d.id = r.device_id
+        RETURNING ${claimColumns}`
+    })
+
+    const claimDue = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Number, node: Schema.String }),
+      Result: Claimed,
+      execute: ({ limit, node }) => sql`
+        WITH c AS (
+          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
+          WHERE r.status = 'pending' AND r.next_attempt_at <= now()
+          ORDER BY r.next_attempt_at LIMIT ${limit}
+          FOR UPDATE OF r SKIP LOCKED)
+        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
+        FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
+        RETURNING ${claimColumns}`
+    })
+
+    // A push to retry whose device was removed while it was at the provider will never go:
+    // it ends as the removal would have ended it.
+    const record = (results: ReadonlyArray<Result>, node: string) =>
+      results.length === 0 ? Effect.void : sql`
+        UPDATE push_receipts AS r SET
+          status = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                   THEN 'error' ELSE v.status END,
+          error_code = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                       THEN 'DeviceRemoved' ELSE v."errorCode" END,
+          provider_id = v."providerId",
+          checked_at = now(), claimed_at = NULL, claimed_by = NULL,
+          next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
+        FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
+          AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
+        WHERE r.id = v.id AND r.id = ANY(${results.map((r) => r.id)}::text[])
+          AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const expireStaleClaims = (staleSeconds: number) => sql`
+      UPDATE push_receipts SET status = 'unknown', checked_at = now(), claimed_at = NULL
+      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
+        AND claimed_by NOT IN (
+          SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    const settleOrphans = sql`
+      UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+      WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    const heartbeat = (node: string) =>
+      sql`INSERT INTO outbox_nodes (node) VALUES (${node}) ON CONFLICT (node) DO UPDATE SET seen_at = now()`.pipe(
+        Effect.andThen(sql`DELETE FROM outbox_nodes WHERE seen_at < now() - interval '1 day'`),
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    return OutboxRepo.of({
+      insertReceipts: (rows) => write(receipts, rows),
+      claimIds: (ids, node) => claimIds({ ids, node }).pipe(Effect.orDie),
+      claimDue: (limit, node) => claimDue({ limit, node }).pipe(Effect.orDie),
+      record,
+      expireStaleClaims,
+      settleOrphans,
+      heartbeat
+    })
+  }))
+}

@@ -1,0 +1,130 @@
+/**
+ * Every background worker of `herald serve`, each one named layer built with
+ * the supervision helper (`Worker.loop` / `Worker.periodic`) around one pass or
+ * one iteration that its service exposes. Services fork nothing; only
+ * `runtime/Server.ts` composes `WorkersLayer`, so `herald admin …` and
+ * `herald migrate` (which build capabilities without it) start no worker.
+ *
+ * To add a worker: define it below in its capability's section and list it in
+ * `WorkersLayer`.
+ */
+import { Effect, Layer } from "effect"
+import { Credentials } from "../auth/Credentials.ts"
+import { RateLimiter } from "../billing/RateLimiter.ts"
+import { Readiness } from "../http/Ops.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { ProcessMetrics } from "../observability/ProcessMetrics.ts"
+import { Outbox } from "../push/Outbox.ts"
+import { Deliveries, SWEEP_INTERVAL } from "../webhooks/Deliveries.ts"
+import { Interactions } from "../interactions/Interactions.ts"
+import { PromptWakeups } from "../interactions/Wakeups.ts"
+import { LiveActivities } from "../activities/LiveActivities.ts"
+import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
+import * as Worker from "./Worker.ts"
+
+// ── push (outbox drain, node heartbeat) ─────────────────────────────────────
+
+/**
+ * The push outbox's workers: this node's heartbeat (so its claims are never
+ * taken from it) and the drain loop, which does not run while delivery is
+ * paused (pushes are queued, none sent).
+ */
+export const OutboxWorkers = Layer.unwrap(Effect.map(Outbox, (outbox) =>
+  Layer.mergeAll(
+    Worker.periodic("push-outbox-heartbeat", outbox.heartbeatEvery, outbox.heartbeat),
+    outbox.paused
+      ? Layer.effectDiscard(Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent"))
+      : Worker.loop("push-outbox-drain", outbox.drain)
+  )))
+
+// ── auth (revocation poll, lastUsedAt flush) ────────────────────────────────
+
+/** The credential cache's workers, at the intervals its options set. */
+export const CredentialsWorkers = Layer.unwrap(Effect.map(Credentials, (credentials) =>
+  Layer.mergeAll(
+    Worker.periodic("credential-revocation-poll", credentials.options.revocationPollInterval, credentials.pollRevocations),
+    Worker.periodic("credential-last-used-flush", credentials.options.flushInterval, credentials.flushDue)
+  )))
+
+// ── billing, idempotency, observability, ops ────────────────────────────────
+
+const RateLimiterSweep = Layer.unwrap(Effect.map(RateLimiter, (limiter) =>
+  Worker.periodic("rate-limit-sweep", limiter.sweepEvery, limiter.sweep)))
+
+const IdempotencyPurge = Layer.unwrap(Effect.map(Idempotency, (idempotency) =>
+  Worker.periodic("idempotency-purge", idempotency.purgeEvery, idempotency.purge)))
+
+/** Event-loop, GC and memory gauges; the sampler exists only for this worker. */
+const ProcessMetricsSampler = Layer.unwrap(Effect.map(ProcessMetrics, (metrics) =>
+  Worker.periodic("process-metrics", metrics.every, metrics.sample))).pipe(Layer.provide(ProcessMetrics.layer))
+
+/** `herald_db_up` holds without anyone calling `/readyz`: the process probes itself. */
+const ReadinessSelfProbe = Layer.unwrap(Effect.map(Readiness, (readiness) =>
+  Worker.periodic("readiness-self-probe", readiness.every, Effect.asVoid(readiness.probe)))).pipe(Layer.provide(Readiness.layer))
+
+// ── interactions (prompt wake-up listener, prompt expiry rescheduling) ──────
+
+/**
+ * Prompts: the wake-up listener, one connection's life per run (PostgreSQL
+ * only: on the embedded database one process sees all changes itself), and
+ * the expiry timers of pending prompts left without one, stored once at
+ * start (again after a backoff until that succeeds, then idle).
+ */
+export const PromptWorkers = Layer.unwrap(Effect.gen(function*() {
+  const wakeups = yield* PromptWakeups
+  const interactions = yield* Interactions
+  return Layer.mergeAll(
+    wakeups.enabled ? Worker.loop("prompt-wakeups", wakeups.listen) : Layer.empty,
+    Worker.once("prompt-deadlines", interactions.rescheduleDeadlines)
+  )
+}))
+
+// ── activities (sweeper, expiry rescheduling) ───────────────────────────────
+
+/**
+ * Live activities: the sweep (claims of dead processes given up, work left
+ * due handed to its actors) every couple of seconds, and the expiry timers a
+ * crash left unstored, stored once at start (again after a backoff until that
+ * succeeds, then idle). Each actor's own wake-ups are its clock, not workers.
+ */
+export const ActivityWorkers = Layer.unwrap(Effect.map(LiveActivities, (activities) =>
+  Layer.mergeAll(
+    Worker.periodic("live-activity-sweep", ACTIVITY_SWEEP_INTERVAL, activities.sweep),
+    Worker.once("live-activity-deadlines", activities.rescheduleExpiries)
+  )))
+
+// ── webhooks (delivery worker) ──────────────────────────────────────────────
+
+/**
+ * Reply-webhook deliveries: the drain loop (woken after a commit by
+ * `Deliveries.wake`, else polling; its attempts run on child fibers, so they
+ * end with it) and the sweeper that logs attempts a dead node cut short.
+ */
+export const DeliveriesWorkers = Layer.unwrap(Effect.map(Deliveries, (deliveries) =>
+  Layer.mergeAll(
+    Worker.loop("reply-webhook-deliveries", deliveries.drain),
+    Worker.periodic("reply-webhook-interrupted-attempts", SWEEP_INTERVAL, deliveries.closeInterrupted)
+  )))
+
+/** All workers, merged; composed beside the routes in `runtime/Server.ts`. */
+export const WorkersLayer = Layer.mergeAll(
+  // push
+  OutboxWorkers,
+  // auth
+  CredentialsWorkers,
+  // billing, idempotency, observability, ops
+  RateLimiterSweep,
+  IdempotencyPurge,
+  ProcessMetricsSampler,
+  ReadinessSelfProbe,
+  // interactions
+  PromptWorkers,
+  // activities
+  ActivityWorkers,
+  // webhooks
+  DeliveriesWorkers,
+  Layer.empty
+)
+
+/** Re-exported so worker definitions elsewhere import the helper from one place. */
+export { Worker }

@@ -122,9 +122,5 @@ export const WorkersLayer = Layer.mergeAll(
   // activities
   ActivityWorkers,
   // webhooks
-  DeliveriesWorkers,
-  Layer.empty
+  DeliveriesWorkers
 )
-
-/** Re-exported so worker definitions elsewhere import the helper from one place. */
-export { Worker }

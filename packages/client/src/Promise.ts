@@ -45,26 +45,22 @@ export type PromiseClient = {
   readonly close: () => Promise<void>
 }
 
-const statusByCode: Record<string, number> = {
-  VALIDATION_FAILED: 400,
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  MISSING_SCOPE: 403,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RATE_LIMITED: 429,
-  INTERNAL_ERROR: 500,
-  SERVICE_UNAVAILABLE: 503
+/**
+ * The status the contract annotates on the error's class (`httpApiStatus`):
+ * read from the schema, so every code of the contract has its status, not
+ * only those a hand-kept table remembered.
+ */
+const statusOf = (error: object): number | undefined => {
+  const status = (error.constructor as { readonly ast?: { readonly annotations?: { readonly httpApiStatus?: unknown } } }).ast
+    ?.annotations?.httpApiStatus
+  return typeof status === "number" ? status : undefined
 }
 
 const toHeraldError = (error: unknown): HeraldError => {
   if (typeof error === "object" && error !== null && "code" in error && "error" in error) {
     const { _tag, ...body } = error as Record<string, unknown>
     const code = String(body.code)
-    return new HeraldError({ message: String(body.error), status: statusByCode[code], code, body, cause: error })
+    return new HeraldError({ message: String(body.error), status: statusOf(error), code, body, cause: error })
   }
   const message = error instanceof Error ? error.message : String(error)
   return new HeraldError({ message, status: undefined, code: "TRANSPORT", body: undefined, cause: error })

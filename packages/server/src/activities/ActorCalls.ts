@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { Deadline } from "../cluster/Deadline.ts"
-import { LiveActivityEntity } from "./ActivityEntity.ts"
+import { LiveActivityEntity } from "./ActivityProtocol.ts"
 
 export const makeActorCalls = Effect.gen(function*() {
   const client = yield* LiveActivityEntity.client

@@ -6,7 +6,7 @@
  * device or an iOS one without a push-to-start token fails it unsent), then
  * claims and sends those that may, concurrently. A transient provider failure
  * puts the operation back with a backoff; a permanent one fails it for good.
- * The actor (ActivityActor.ts) runs rounds under its lock and sets its
+ * The actor (ActivityBehaviour.ts) runs rounds under its lock and sets its
  * wake-up from what a round answers.
  */
 import { Clock, Duration, Effect, Random } from "effect"

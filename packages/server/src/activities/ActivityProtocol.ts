@@ -1,7 +1,7 @@
 /**
  * The protocol of the live-activity actor: an `effect/cluster` entity keyed
  * by the activity id, its messages and what they answer. Callers import this
- * module to talk to an activity; its behaviour (`toLayer`) is ActivityActor.ts.
+ * module to talk to an activity; its behaviour (`toLayer`) is ActivityBehaviour.ts.
  */
 import { ActivityEnded, ActivityPayloadTooLarge, PriorityReason } from "@herald/api"
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The behaviour of the live-activity actor (protocol: ActivityEntity.ts), one
+ * The behaviour of the live-activity actor (protocol: ActivityProtocol.ts), one
  * per activity. Mutations are serialized through it, and it sends each
  * target device's queue in sequence order (DeviceQueue.ts):
  *
@@ -30,8 +30,8 @@ import { liveGrants, milestoneAllowed } from "./Budget.ts"
 import { checkPayloadSize, endMessage, liveActivityMessage } from "./Cards.ts"
 import { makeDeviceQueue } from "./DeviceQueue.ts"
 import type { Sent } from "./DeviceQueue.ts"
-import { LiveActivityEntity } from "./ActivityEntity.ts"
-import type { MutationOutcome } from "./ActivityEntity.ts"
+import { LiveActivityEntity } from "./ActivityProtocol.ts"
+import type { MutationOutcome } from "./ActivityProtocol.ts"
 import { concludeEntry } from "./FeedEntries.ts"
 import { LifecycleRepo } from "./LifecycleRepo.ts"
 import { supersededTotal } from "./Metrics.ts"

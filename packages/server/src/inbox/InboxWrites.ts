@@ -49,24 +49,24 @@ export class InboxWrites extends Context.Service<InboxWrites, {
       Effect.map(Clock.currentTimeMillis, (millis) => {
         const now = new Date(millis).toISOString()
         return items.map((item) => {
-        const bodyFormat = item.bodyFormat ?? "text"
-        return {
-          userId: item.userId,
-          origin: item.origin,
-          itemId: item.itemId,
-          projectId: item.projectId ?? null,
-          sourceName: item.sourceName,
-          sourceImageUrl: item.sourceImageUrl ?? null,
-          title: item.title,
-          preview: item.preview ?? previewOf(item.body, bodyFormat),
-          body: item.body,
-          summary: item.summary ?? null,
-          bodyFormat,
-          url: item.url ?? null,
-          appId: item.appId ?? null,
-          createdAt: item.createdAt ?? now
-        }
-      })
+          const bodyFormat = item.bodyFormat ?? "text"
+          return {
+            userId: item.userId,
+            origin: item.origin,
+            itemId: item.itemId,
+            projectId: item.projectId ?? null,
+            sourceName: item.sourceName,
+            sourceImageUrl: item.sourceImageUrl ?? null,
+            title: item.title,
+            preview: item.preview ?? previewOf(item.body, bodyFormat),
+            body: item.body,
+            summary: item.summary ?? null,
+            bodyFormat,
+            url: item.url ?? null,
+            appId: item.appId ?? null,
+            createdAt: item.createdAt ?? now
+          }
+        })
       })
 
     const insert = Effect.fn("InboxWrites.insert")(function*(items: ReadonlyArray<NewInboxItem>) {

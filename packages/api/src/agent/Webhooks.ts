@@ -6,36 +6,13 @@ import {
   ReplyWebhook,
   ReplyWebhookCreated,
   ReplyWebhookDelivery,
-  ReplyWebhookPreset
+  ReplyWebhookPreset,
+  WebhookHeaderList
 } from "../domain/ReplyWebhooks.ts"
 import { LimitReached, NotFound, WebhookTargetRefused } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { ReplyWebhookId } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
-
-/** RFC 9110 token characters; the names Herald sets itself (signature, content type) are refused. */
-const HeaderName = Schema.String.check(
-  Schema.isPattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/),
-  Schema.makeFilter((name: string) => !reservedHeaders.has(name.toLowerCase()), {
-    expected: "a header name other than webhook-id, webhook-timestamp, webhook-signature, content-type, " +
-      "content-length, host, user-agent, transfer-encoding and connection"
-  })
-)
-const reservedHeaders = new Set([
-  "webhook-id",
-  "webhook-timestamp",
-  "webhook-signature",
-  "content-type",
-  "content-length",
-  "host",
-  "user-agent",
-  "transfer-encoding",
-  "connection"
-])
-/** Visible ASCII and spaces, no line breaks (no header injection). */
-const HeaderValue = Schema.String.check(Schema.isPattern(/^[\x20-\x7e]{1,1024}$/))
-
-const WebhookHeader = Schema.Struct({ name: HeaderName, value: HeaderValue })
 
 const Endpoint = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
 
@@ -43,7 +20,7 @@ const webhookFields = {
   name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
   url: Endpoint,
   preset: ReplyWebhookPreset,
-  headers: Schema.Array(WebhookHeader).check(Schema.isMaxLength(10)),
+  headers: WebhookHeaderList,
   events: Schema.Array(ReplyEventType).check(Schema.isMinLength(1), Schema.isMaxLength(3)),
   enabled: Schema.Boolean,
   isDefault: Schema.Boolean
@@ -100,17 +77,21 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       summary: "Save a reply webhook",
       description: "Saves an HTTPS endpoint that receives signed prompt outcomes (`interaction.answered`, " +
         "`interaction.expired`, `interaction.canceled`; default all three) in the `preset` shape (`generic` default, " +
-        "`assistant`, `chat`) with up to 10 custom headers. The `signingSecret` (`whsec_…`) is returned here and on " +
+        "`assistant`, `chat`) with up to 10 custom headers (not one Herald sets, not a hop-by-hop one such as " +
+        "`Connection`, `TE`, `Upgrade`, `Expect`, `Proxy-*` or `Content-Encoding`, no name twice in any case). " +
+        "The `signingSecret` (`whsec_…`) is returned here and on " +
         "rotation only. Events are signed the Standard Webhooks way: `webhook-id` (the delivery id, the same on every " +
         "retry), `webhook-timestamp` (Unix seconds), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of " +
         "`id.timestamp.body` keyed by the base64 part of the secret). Deliveries retry after 5 s, 5 min, 30 min, 2 h, " +
         "5 h, 10 h and 10 h (±10 % jitter; eight attempts, then `failed`); 410 Gone fails at once and disables the " +
         "webhook. `isDefault: true` makes it the account default (clearing the flag on the account's other webhook). " +
         "The URL must be `https://`; saving does not depend on DNS, so it refuses (400 `WEBHOOK_TARGET_REFUSED`) " +
-        "only what is known without a lookup: an IP literal in a loopback, private, link-local, metadata or reserved " +
-        "range, or `localhost` and names under it. Every attempt and redirect resolves the host and refuses a " +
-        "loopback, private, link-local or metadata address, or a name that does not resolve: that attempt fails " +
-        "and is logged (and retried like any failure). With the operator's private-network switch on, private and " +
+        "only what is known without a lookup: an IP literal that is not global unicast (loopback, private, " +
+        "link-local, metadata, documentation, benchmarking, reserved… and IPv4 carried in mapped, compatible, 6to4, " +
+        "Teredo or NAT64 form, judged as what it carries), or `localhost` and names under it. Every attempt and " +
+        "redirect resolves the host and judges every address the same way: a refused one fails the delivery at once " +
+        "(logged, not retried); a name that does not resolve fails that attempt, which is logged and retried like any " +
+        "failure. With the operator's private-network switch on, private and " +
         "loopback targets are allowed, and plain `http://` only to a loopback address or `localhost`. An account " +
         "keeps at most 50 reply webhooks (422 `LIMIT_REACHED`).",
       scopes: ["services:write"]

@@ -10,6 +10,57 @@ export type ReplyWebhookPreset = typeof ReplyWebhookPreset.Type
 export const ReplyEventType = Schema.Literals(["interaction.answered", "interaction.expired", "interaction.canceled"])
 export type ReplyEventType = typeof ReplyEventType.Type
 
+/** Names Herald sets itself on every delivery (the signature, the body's type and length, the host, the agent). */
+const ownHeaders = new Set([
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "content-type",
+  "content-length",
+  "host",
+  "user-agent"
+])
+/**
+ * Hop-by-hop and message-framing headers (RFC 9110 §7.6.1, §10.1.1, §8.4;
+ * RFC 9112): they steer the connection, the proxy or the body's coding rather
+ * than inform the receiver, and a saved one would contradict what Herald sends.
+ */
+const hopByHopHeaders = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "expect", "content-encoding"])
+
+const refusedHeaderName = (name: string): string | undefined => {
+  const lower = name.toLowerCase()
+  if (ownHeaders.has(lower)) return `the header ${name} is set by Herald`
+  if (hopByHopHeaders.has(lower) || lower.startsWith("proxy-")) return `the header ${name} is a hop-by-hop header`
+  return undefined
+}
+
+/** A custom header's name: an RFC 9110 token, neither set by Herald nor hop-by-hop; the issue names it. */
+export const WebhookHeaderName = Schema.String.check(
+  Schema.isPattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/),
+  Schema.makeFilter((name: string) => refusedHeaderName(name), {
+    expected: "a header name other than webhook-id, webhook-timestamp, webhook-signature, content-type, " +
+      "content-length, host, user-agent, the hop-by-hop headers (connection, keep-alive, te, trailer, " +
+      "transfer-encoding, upgrade, expect, proxy-*) and content-encoding"
+  })
+)
+/** Visible ASCII and spaces, no line breaks (no header injection). */
+export const WebhookHeaderValue = Schema.String.check(Schema.isPattern(/^[\x20-\x7e]{1,1024}$/))
+
+/** Up to 10 custom headers, each name once: names are case-insensitive, so two differing only in case are refused. */
+export const WebhookHeaderList = Schema.Array(Schema.Struct({ name: WebhookHeaderName, value: WebhookHeaderValue })).check(
+  Schema.isMaxLength(10),
+  Schema.makeFilter((headers: ReadonlyArray<{ readonly name: string }>) => {
+    const seen = new Map<string, string>()
+    const issues: Array<{ readonly path: ReadonlyArray<PropertyKey>; readonly issue: string }> = []
+    headers.forEach(({ name }, i) => {
+      const first = seen.get(name.toLowerCase())
+      if (first !== undefined) issues.push({ path: [i, "name"], issue: `the header ${name} repeats ${first} (names ignore case)` })
+      else seen.set(name.toLowerCase(), name)
+    })
+    return issues
+  }, { expected: "header names that differ in more than case" })
+)
+
 /** A saved custom header of a reply webhook; reads return the value redacted. */
 export class ReplyWebhookHeader extends Schema.Class<ReplyWebhookHeader>("ReplyWebhookHeader")({
   name: Schema.String,

@@ -3,14 +3,18 @@
  * the scopes the guarded endpoint declares (`RequiredScopes`, listing every
  * missing one in a 403 `MISSING_SCOPE`), then takes the request from the
  * token's rate limits (429 `RATE_LIMITED` when over). Every answer carries
- * the `RateLimit-*` headers of the tighter limit that applies.
+ * the `RateLimit-*` headers of the tighter limit that applies. Only then is
+ * the body read and guarded (http/BodyGuard.ts): no work for a caller that is
+ * not let in.
  */
 import { AgentAuth, CurrentAgent, MissingScope, RateLimited, RequiredScopes, SendingOperation } from "@herald/api"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { HttpServerRequest } from "effect/http"
 import type { HttpServerResponse } from "effect/http"
 import type { unhandled } from "effect/Types"
 import { RateLimiter } from "../billing/RateLimiter.ts"
 import { appendRateLimitHeadersUnsafe, seconds } from "../billing/RateLimitHeaders.ts"
+import { guardBody } from "../http/BodyGuard.ts"
 import { Credentials } from "./Credentials.ts"
 
 export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
@@ -35,7 +39,8 @@ export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
                 `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`
             }))
           }
-          return Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+          const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+          return Effect.provideService(guardBody(request, httpEffect), CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
         })
       })
   })

@@ -9,12 +9,15 @@
  *   that asks the database every 250 ms for rows revoked since its last look,
  *   so a revocation made on another node (or by the CLI) takes effect here
  *   within a second. Expiry is checked in memory on every request.
+ * - A request that outlives its authentication (a long-poll) races `ended`:
+ *   it fails with 401 the moment this node learns of the revocation (at once,
+ *   or at the next poll) or when the credential's `expiresAt` passes.
  * - `lastUsedAt` is kept in memory and written back by a background flush, at
  *   most once per credential per minute.
  */
 import { Unauthorized } from "@herald/api"
 import type { Scope } from "@herald/api"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { IdentityRepo } from "../identity/Repo.ts"
 import type { CredentialRow } from "../identity/Repo.ts"
 import { CredentialsRepo } from "./Repo.ts"
@@ -75,6 +78,13 @@ export class Credentials extends Context.Service<Credentials, {
   readonly describe: (id: string) => Option.Option<Credential>
   /** Drops a credential revoked through this node at once. */
   readonly evict: (id: string) => void
+  /**
+   * Never succeeds: fails with 401 once this node learns the credential was
+   * revoked, or when its `expiresAt` passes. A long-lived request races it.
+   */
+  readonly ended: (id: string) => Effect.Effect<never, Unauthorized>
+  /** How many requests race `ended` for this credential now (tests wait on it; none leak). */
+  readonly holding: (id: string) => number
   /** Writes pending `lastUsedAt` values now (shutdown, tests). */
   readonly flush: Effect.Effect<void>
   /** One look for revocations made anywhere since the last (a worker runs it every `revocationPollInterval`). */
@@ -91,8 +101,15 @@ export class Credentials extends Context.Service<Credentials, {
     const usage = new Map<string, Usage & { kind: "token" | "session" }>()
     const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(options.entryTtl))
     const writeEveryMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeEvery))
+    // Requests racing `ended`, by credential id: completed on revocation.
+    const watchers = new Map<string, Set<Deferred.Deferred<void>>>()
 
     const evict = (id: string) => {
+      const waiting = watchers.get(id)
+      if (waiting !== undefined) {
+        watchers.delete(id)
+        for (const d of waiting) Deferred.doneUnsafe(d, Effect.void)
+      }
       const hash = hashById.get(id)
       if (hash !== undefined) {
         entries.delete(hash)
@@ -182,6 +199,38 @@ export class Credentials extends Context.Service<Credentials, {
       }
     }
 
+    const revokedWhileWaiting = unauthorized("The token was revoked while this request waited.")
+    const expiredWhileWaiting = unauthorized("The token expired while this request waited.")
+    const unwatch = (id: string, d: Deferred.Deferred<void>) => {
+      const waiting = watchers.get(id)
+      if (waiting === undefined) return
+      waiting.delete(d)
+      if (waiting.size === 0) watchers.delete(id)
+    }
+    // A revocation that lands between authentication and the watch is still
+    // caught: the poll re-reads the last five seconds of revocations.
+    const ended = (id: string): Effect.Effect<never, Unauthorized> =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const d = Deferred.makeUnsafe<void>()
+          const waiting = watchers.get(id) ?? new Set()
+          waiting.add(d)
+          watchers.set(id, waiting)
+          return d
+        }),
+        (d) => {
+          const hash = hashById.get(id)
+          const expiresAtMs = hash === undefined ? Number.POSITIVE_INFINITY : entries.get(hash)?.expiresAtMs ?? Number.POSITIVE_INFINITY
+          const revoked = Effect.andThen(Deferred.await(d), Effect.fail(revokedWhileWaiting))
+          if (!Number.isFinite(expiresAtMs)) return revoked
+          // Slept on the Clock, so a TestClock drives expiry too.
+          const expiry = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.andThen(Effect.sleep(Duration.millis(Math.max(0, expiresAtMs - now))), Effect.fail(expiredWhileWaiting)))
+          return Effect.raceFirst(revoked, expiry)
+        },
+        (d) => Effect.sync(() => unwatch(id, d))
+      )
+
     // Revocations made anywhere: ask for rows revoked since the newest one seen.
     // The window overlaps by five seconds so a revocation whose transaction
     // committed late is still seen; evicting twice is harmless.
@@ -222,6 +271,8 @@ export class Credentials extends Context.Service<Credentials, {
         return entry === undefined ? Option.none() : Option.some(view(entry.row))
       },
       evict,
+      ended,
+      holding: (id) => watchers.get(id)?.size ?? 0,
       flush: Effect.suspend(() => {
         for (const u of usage.values()) u.writtenMs = NEVER
         return flush

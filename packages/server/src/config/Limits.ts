@@ -9,8 +9,22 @@ export const MAX_BODY_BYTES = 1024 * 1024
 /** Inbound webhook deliveries (`POST /hooks/{token}`): a notification, not a document. */
 export const MAX_INBOUND_BYTES = 64 * 1024
 
-/** The body limit of a request path. */
-export const bodyLimitFor = (url: string): number => url.startsWith("/hooks/") ? MAX_INBOUND_BYTES : MAX_BODY_BYTES
+// Limits by the matched route's pattern (http/Routes.ts), never by a prefix of
+// the URL: a path the router reaches by another spelling gets the same limit.
+const bodyLimitByRoute: ReadonlyMap<string, number> = new Map([["/hooks/:token", MAX_INBOUND_BYTES]])
+
+/** The body limit of a request by its matched route (undefined: no route), `MAX_BODY_BYTES` unless listed above. */
+export const bodyLimitFor = (route: string | undefined): number =>
+  (route === undefined ? undefined : bodyLimitByRoute.get(route)) ?? MAX_BODY_BYTES
+
+/**
+ * JSON bodies nest at most this deep (`[`/`{` levels), checked on the raw text
+ * before it is parsed: `JSON.parse` and the route decoders cost far more per
+ * level than per byte (500,000 levels in 1 MiB took over a second). The
+ * deepest route schema (live-activity props, 8 levels inside `props`) stays
+ * well inside it.
+ */
+export const MAX_JSON_DEPTH = 64
 
 /** Webhook services per account: `GET /services` lists them all in one answer. */
 export const MAX_SERVICES = 1000

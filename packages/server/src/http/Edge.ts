@@ -6,28 +6,43 @@
  *
  * - a request id on every response (`x-request-id`: the caller's when sane,
  *   otherwise a fresh one), annotated on every log line of the request;
- * - the body limit: a declared `Content-Length` over the limit answers 413
- *   before a byte is read, and an undeclared (chunked) body stops being read
- *   at the limit;
+ * - one canonical path (CanonicalPath.ts): any other spelling answers 404
+ *   before routing. The request's route is then read from the route table
+ *   (Routes.ts, matched as the router matches), and every check below is
+ *   keyed by that route, never by a prefix of the URL;
+ * - a route whose path carries its credential (the inbound webhook's token)
+ *   answers 404 for a token without that credential's shape, before its
+ *   body is looked at;
+ * - the route's body limit: a declared `Content-Length` over the limit
+ *   answers 413 before a byte is read, and an undeclared (chunked) body stops
+ *   being read at the limit;
  * - the error-body guarantee: whatever the framework answers on its own (no
  *   route, unsupported media type, an unexpected defect) leaves as the spec's
  *   `{error, code}` JSON, never an empty or text body or a stack trace; no
  *   route on a known path answers 405 `METHOD_NOT_ALLOWED` with `Allow`
  *   (AllowedMethods.ts);
- * - text the database cannot store (U+0000, a lone surrogate) answers 400
- *   `VALIDATION_FAILED` before any handler sees it (StorableText.ts);
+ * - no body is read before authentication: a route behind a bearer
+ *   middleware has its body guarded (BodyGuard.ts: nesting depth, text the
+ *   database cannot store) by that middleware once the token checks out; a
+ *   route without one (the inbound webhook) here, after its token's shape;
+ *   a U+0000 in the URL answers 400 here;
  * - `Retry-After: 1` on a 503 that carries none (momentary unavailability,
  *   cluster/EntityCalls.ts);
  * - per-route request counts and latency histograms for `/metrics`, and an
- *   access log line at Debug (unexpected failures are logged at Error by the
- *   error reporter in observability/ErrorLogging.ts).
+ *   access log line at Debug whose URL shows no credential (Routes.ts;
+ *   unexpected failures are logged at Error by the error reporter in
+ *   observability/ErrorLogging.ts).
  */
 import { ByteSize, Clock, Context, Effect, LogLevel, Metric, References } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
+import { isWellFormed } from "../auth/Secrets.ts"
 import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
 import { allowedMethods } from "./AllowedMethods.ts"
-import { jsonHasUnstorableText, textHasNul, unstorableMessage, urlHasNul } from "./StorableText.ts"
+import { guardBody, validationFailed } from "./BodyGuard.ts"
+import { isCanonicalPath } from "./CanonicalPath.ts"
+import { routes } from "./Routes.ts"
+import { unstorableMessage, urlHasNul } from "./StorableText.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
 
@@ -43,15 +58,11 @@ const codeByStatus: Record<number, { code: string; error: string }> = {
   503: { code: "SERVICE_UNAVAILABLE", error: "Service unavailable." }
 }
 
-/** The spec's error body for a status the framework answered on its own. */
-const errorResponse = (status: number, url: string) =>
+/** The spec's error body for a status the framework answered on its own (`limit`: the route's body limit). */
+const errorResponse = (status: number, limit: number) =>
   HttpServerResponse.jsonUnsafe(
-    // A token the router cannot match (over its parameter length) answers
-    // like an unknown one: the webhook's 404 says nothing about the token.
-    status === 404 && url.startsWith("/hooks/")
-      ? { error: "Unknown webhook.", code: "NOT_FOUND" }
-      : status === 413
-      ? { error: `The body is over this route's limit of ${bodyLimitFor(url)} bytes.`, code: "PAYLOAD_TOO_LARGE" }
+    status === 413
+      ? { error: `The body is over this route's limit of ${limit} bytes.`, code: "PAYLOAD_TOO_LARGE" }
       : codeByStatus[status] === undefined
       ? { error: "Request failed.", code: `HTTP_${status}` }
       : { error: codeByStatus[status].error, code: codeByStatus[status].code },
@@ -59,15 +70,17 @@ const errorResponse = (status: number, url: string) =>
   )
 
 /** No route matched: 405 with `Allow` when the path is known under other methods, otherwise 404. */
-const notFoundOrNotAllowed = (request: HttpServerRequest.HttpServerRequest) => {
+const notFoundOrNotAllowed = (request: HttpServerRequest.HttpServerRequest, limit: number) => {
   const allow = allowedMethods(request.url)
   return allow === undefined || allow.includes(request.method)
-    ? errorResponse(404, request.url)
-    : HttpServerResponse.setHeader(errorResponse(405, request.url), "allow", allow.join(", "))
+    ? errorResponse(404, limit)
+    : HttpServerResponse.setHeader(errorResponse(405, limit), "allow", allow.join(", "))
 }
 
-/** The request path as logs may show it: a webhook URL's token is its credential. */
-const loggableUrl = (url: string) => url.startsWith("/hooks/") ? "/hooks/…" : url
+// A credential in the path without its kind's shape: the body the lookup
+// answers for an unknown one (services/Services.ts), so the answer tells
+// nothing about which strings are well-formed.
+const unknownCredential = HttpServerResponse.jsonUnsafe({ error: "Unknown webhook.", code: "NOT_FOUND" }, { status: 404 })
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) => {
   const type = response.body._tag === "Empty" ? undefined : response.body.contentType
@@ -110,16 +123,17 @@ const routeOf = (context: Context.Context<never>, status: number) => {
 const maxBody = ByteSize.bytes(MAX_BODY_BYTES)
 
 /** Runs on the final response of every request (success or failure), before it is written. */
-const finish = (started: bigint, requestId: string) =>
+const finish = (started: bigint, requestId: string, canonical: boolean, limit: number) =>
 (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
   Effect.withFiber((fiber) => {
     // Framework answers (no route, 413 on a chunked body, a defect) carry no
-    // body or a text one: they leave as the spec's `{error, code}`.
+    // body or a text one: they leave as the spec's `{error, code}`. The
+    // edge's own answers are JSON already.
     const matched = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext) !== undefined
-    const out = !matched && response.status === 404
-      ? notFoundOrNotAllowed(request)
+    const out = !matched && response.status === 404 && !isJson(response)
+      ? notFoundOrNotAllowed(request, limit)
       : response.status >= 400 && !isJson(response)
-      ? errorResponse(response.status, request.url)
+      ? errorResponse(response.status, limit)
       : response
     const status = out.status
     const seconds = Number(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe() - started) / 1e9
@@ -135,7 +149,7 @@ const finish = (started: bigint, requestId: string) =>
     if (!LogLevel.isGreaterThanOrEqualTo("Debug", fiber.getRef(References.MinimumLogLevel))) return Effect.succeed(withId)
     return Effect.as(
       Effect.logDebug("request").pipe(
-        Effect.annotateLogs({ requestId, method: request.method, url: loggableUrl(request.url), status, ms: Math.round(seconds * 1e4) / 10 })
+        Effect.annotateLogs({ requestId, method: request.method, url: routes.loggable(request.url, canonical), status, ms: Math.round(seconds * 1e4) / 10 })
       ),
       withId
     )
@@ -149,7 +163,11 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
     const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
-    HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, finish(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe(), requestId))
+    const canonical = isCanonicalPath(request.url)
+    // The route the router will reach (the same matcher): every check below is keyed by it.
+    const target = canonical ? routes.find(request.method, request.url) : undefined
+    const limit = bodyLimitFor(target?.route.path)
+    HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, finish(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe(), requestId, canonical, limit))
     // Every log line of the request carries its id. Set on the request's own
     // context (the request frame restores the outer context when it ends), not
     // through a wrapping effect, so the router's RouteContext is still there
@@ -158,40 +176,19 @@ export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
       ...fiber.getRef(References.CurrentLogAnnotations),
       requestId
     }))
+    if (!canonical) return Effect.succeed(errorResponse(404, limit))
+    if (urlHasNul(request.url)) return Effect.succeed(validationFailed("query", unstorableMessage))
+    const secret = target?.route.secret
+    if (secret !== undefined && !isWellFormed(target!.params[secret.param] ?? "", secret.kind)) return Effect.succeed(unknownCredential)
     const declared = request.headers["content-length"]
-    const limit = bodyLimitFor(request.url)
     // A declared body over the limit is refused before a byte of it is read;
     // an undeclared (chunked) one is cut off at the limit while it is read.
-    if (declared !== undefined && Number(declared) > limit) return Effect.succeed(errorResponse(413, request.url))
+    if (declared !== undefined && Number(declared) > limit) return Effect.succeed(errorResponse(413, limit))
     // Set on the request's own context, not by a layer: handlers run with
     // their layer's context merged over the request's, so a layer-provided
     // limit would override a route's own.
     fiber.setContext(Context.add(fiber.context, HttpIncomingMessage.MaxBodySize, limit === MAX_BODY_BYTES ? maxBody : ByteSize.bytes(limit)))
-    if (urlHasNul(request.url)) return Effect.succeed(unstorable("query"))
-    return refuseUnstorableBody(request, httpEffect)
+    // No route: the router answers 404/405 without reading the body. A bearer
+    // route's middleware guards the body once the token checks out (auth/).
+    return target === undefined || target.route.secured ? httpEffect : guardBody(request, httpEffect)
   }), { global: true })
-
-/** 400 for text the database cannot store (see StorableText.ts). */
-const unstorable = (path: string) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: "The request failed validation.", code: "VALIDATION_FAILED", issues: [{ path, message: unstorableMessage }] },
-    { status: 400 }
-  )
-
-// The body is read once: the route's decoder gets the same cached bytes. A
-// body that cannot be read is left to the route, which answers 413 or 400.
-const refuseUnstorableBody = <E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) => {
-  const declared = request.headers["content-length"]
-  if (request.method === "GET" || request.method === "HEAD") return httpEffect
-  if ((declared === undefined || declared === "0") && request.headers["transfer-encoding"] === undefined) return httpEffect
-  // Read the type as the route decoder does: case-insensitive, parameters dropped, JSON when none is sent.
-  const raw = (request.headers["content-type"] ?? "application/json").toLowerCase()
-  const type = raw.split(";")[0]!.trim()
-  const json = type.endsWith("json")
-  if (!json && !type.startsWith("text/")) return httpEffect
-  return Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) =>
-    (json ? jsonHasUnstorableText(text) : textHasNul(text)) ? Effect.succeed(unstorable("body")) : httpEffect)
-}

@@ -6,6 +6,7 @@
  * the deadline — goes through that entity, which also wakes the waiters.
  */
 import { Interaction, InteractionCreated, InteractionNotPending, InteractiveLiveActivityUnsupported, NotFound } from "@herald/api"
+import type { Unauthorized } from "@herald/api"
 import type {
   AgentPrincipal,
   AnswerRequest,
@@ -63,7 +64,7 @@ export class Interactions extends Context.Service<Interactions, {
   ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded | ServiceUnavailable>
   readonly pending: (userId: string) => Effect.Effect<ReadonlyArray<InboxInteraction>>
   readonly get: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound>
-  readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound | ServiceUnavailable>
+  readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound | ServiceUnavailable | Unauthorized>
   readonly cancel: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound | InteractionNotPending | ServiceUnavailable>
   readonly answer: (
     userId: string,
@@ -231,7 +232,11 @@ export class Interactions extends Context.Service<Interactions, {
       const found = yield* get(tokenId, id)
       if (found.status !== "pending") return found
       // Parked on the prompt's entity: no connection is held while waiting.
-      yield* EntityCalls.call(prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 }))
+      // The wait ends with its token: a revocation or expiry interrupts the
+      // entity call (its waiter is dropped) and answers 401.
+      yield* EntityCalls.call(prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 })).pipe(
+        Effect.raceFirst(credentials.ended(tokenId))
+      )
       return yield* get(tokenId, id)
     })
 

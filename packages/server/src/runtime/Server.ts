@@ -7,7 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { AgentApi, AppApi, HooksApi } from "@herald/api"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { AgentAuthLive } from "../auth/AgentAuthLive.ts"
 import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
@@ -16,8 +16,10 @@ import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
 import { MigrationsLayer } from "../db/Migrations.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { answerClientErrors } from "../http/ClientErrors.ts"
+import { DocsPages } from "../http/DocsHeaders.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
+import { routerConfig } from "../http/Routes.ts"
 import { MetricsAtZeroLayer } from "../observability/MetricsAtZero.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
@@ -72,10 +74,8 @@ const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openap
   Layer.provide(InboundHandlers)
 )
 
-const DocsRoutes = Layer.mergeAll(
-  HttpApiScalar.layer(AgentApi, { path: "/api/agent/docs" }),
-  HttpApiScalar.layer(AppApi, { path: "/api/app/docs" })
-)
+/** The docs pages, their Content-Security-Policy, and `nosniff` on every response (http/DocsHeaders.ts). */
+const DocsRoutes = DocsPages
 
 const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
 
@@ -110,9 +110,9 @@ export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, D
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 
-/** The HTTP server on a given port, for `serve` and in-process tests. */
+/** The HTTP server on a given port, for `serve` and in-process tests; paths match case-sensitively (http/Routes.ts). */
 export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
-  HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true, routerConfig }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 65_000 })), options)),
     Layer.provide(ErrorLoggingLayer)
   )

@@ -6,7 +6,9 @@
  * is committed before the request leaves; it signs (Standard Webhooks, with
  * the secret read at send time: a rotation applies to retries not yet sent),
  * POSTs through the SSRF-guarded client and completes the attempt in the
- * row's log, retrying on the Svix schedule. The sweeper (`closeInterrupted`)
+ * row's log, retrying on the Svix schedule — except an attempt the URL rules
+ * refused (nothing was sent: retrying a refusal cannot succeed), which fails
+ * the delivery at once, as the test endpoint does. The sweeper (`closeInterrupted`)
  * logs an attempt a dead node left open as interrupted: the receiver may have
  * got it, so it is on record, and the event goes again with the same id.
  */
@@ -40,6 +42,8 @@ interface Outcome {
   readonly latencyMs: number
   readonly responseCode: number | null
   readonly error: string | null
+  /** The URL rules refused the target: the delivery fails at once. */
+  readonly refused: boolean
 }
 
 export class Deliveries extends Context.Service<Deliveries, {
@@ -98,7 +102,7 @@ export class Deliveries extends Context.Service<Deliveries, {
         const { responseCode } = outcome
         const delivered = responseCode !== null && responseCode >= 200 && responseCode < 300
         const gone = responseCode === 410
-        const final = delivered || gone || !queued || attempt >= MAX_ATTEMPTS
+        const final = delivered || gone || outcome.refused || !queued || attempt >= MAX_ATTEMPTS
         const status: AttemptRecord["status"] = delivered ? "delivered" : final ? "failed" : "retrying"
         // Counted from the attempt's end: for one cut short, from when it began, so the wait for its
         // lease to lapse is part of the delay rather than added to it.
@@ -133,7 +137,8 @@ export class Deliveries extends Context.Service<Deliveries, {
           attemptedAt: (yield* Clock.currentTimeMillis) - latencyMs,
           latencyMs,
           responseCode: result._tag === "Answered" ? result.status : null,
-          error: result._tag === "Answered" ? `HTTP ${result.status}` : result.reason
+          error: result._tag === "Answered" ? `HTTP ${result.status}` : result.reason,
+          refused: result._tag === "Refused"
         }, delivery.attempts + 1, queued)
         yield* repo.recordAttempt(delivery.id, record)
         if (gone) yield* webhooks.disable(delivery.webhookId)
@@ -164,7 +169,7 @@ export class Deliveries extends Context.Service<Deliveries, {
     const interrupted = (open: OpenAttempt) =>
       Effect.gen(function*() {
         const { record } = yield* recordOf(
-          { attemptedAt: Date.parse(open.startedAt), latencyMs: 0, responseCode: null, error: INTERRUPTED },
+          { attemptedAt: Date.parse(open.startedAt), latencyMs: 0, responseCode: null, error: INTERRUPTED, refused: false },
           open.attempts + 1,
           open.queued
         )

@@ -1,12 +1,14 @@
 /**
  * POSTs to user-supplied URLs under the SSRF rules: HTTPS only (plain HTTP
  * only to loopback, and only with `HERALD_ALLOW_PRIVATE_NETWORK_TARGETS`);
- * the host is resolved and every address checked — link-local, metadata,
- * multicast and unspecified addresses always refused, loopback and private
- * ranges refused unless the operator allows them; the connection goes to
+ * the host is resolved and every address judged by `AddressRules` (an
+ * allowlist: global unicast only, loopback and private ranges too when the
+ * operator allows them, embedded IPv4 forms decoded); the connection goes to
  * the vetted address itself (no second lookup an attacker could rebind);
  * redirects are followed only for 307/308 on the same host, each hop vetted
- * again. Nothing here throws: every outcome is a value the caller records.
+ * again. Nothing here throws: every outcome is a value the caller records,
+ * and a refusal (the rules forbid the target) is told apart from a failure
+ * (a name that does not resolve, a network error), which may pass later.
  * Saving a URL (`checkUrl`) asks no resolver: it judges only what is known
  * without one, so a save never depends on DNS.
  */
@@ -15,6 +17,7 @@ import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
 import * as net from "node:net"
+import { classify, permitted } from "./AddressRules.ts"
 
 export interface OutboundPolicy {
   readonly allowPrivateNetwork: boolean
@@ -27,76 +30,17 @@ export type OutboundResult =
   | { readonly _tag: "Answered"; readonly status: number; readonly latencyMs: number }
   /** The target breaks the rules: nothing was sent to it. */
   | { readonly _tag: "Refused"; readonly reason: string; readonly latencyMs: number }
-  /** No usable answer: network error, timeout, or a redirect Herald does not follow. */
+  /** No usable answer: a name that does not resolve, a network error, a timeout, or a redirect Herald does not follow. */
   | { readonly _tag: "Failed"; readonly reason: string; readonly latencyMs: number }
 
 const MAX_URL_LENGTH = 2048
 const RESOLVE_TIMEOUT = Duration.seconds(5)
 const MAX_RESPONSE_BYTES = 64 * 1024
 
-const blockList = (v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArray<readonly [string, number]>) => {
-  const list = new net.BlockList()
-  for (const [address, prefix] of v4) list.addSubnet(address, prefix, "ipv4")
-  for (const [address, prefix] of v6) list.addSubnet(address, prefix, "ipv6")
-  return list
-}
-
-/** Never a webhook target: unspecified, link-local (cloud metadata), multicast, reserved, known metadata hosts. */
-const alwaysRefused = blockList(
-  [["0.0.0.0", 8], ["169.254.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4], ["100.100.100.200", 32], ["192.0.0.0", 24]],
-  [["::", 128], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128]]
-)
-
-/**
- * Loopback and private networks: refused unless the operator allows them.
- * The local-use NAT64 prefix is a site's own translator, whose embedding of
- * the IPv4 address varies: judged private as a whole.
- */
-const privateNetworks = blockList(
-  [["127.0.0.0", 8], ["10.0.0.0", 8], ["172.16.0.0", 12], ["192.168.0.0", 16], ["100.64.0.0", 10]],
-  [["::1", 128], ["fc00::", 7], ["64:ff9b:1::", 48]]
-)
-const loopback = blockList([["127.0.0.0", 8]], [["::1", 128]])
-
 interface Address {
   readonly address: string
   readonly family: 4 | 6
 }
-
-/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail included), or undefined. */
-const ipv6Groups = (address: string): ReadonlyArray<number> | undefined => {
-  let text = address
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
-  if (dotted !== null) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number]
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const halves = text.split("::")
-  if (halves.length > 2) return undefined
-  const part = (s: string | undefined) => s === undefined || s === "" ? [] : s.split(":")
-  const head = part(halves[0])
-  const tail = part(halves[1])
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0
-  const groups = [...head, ...Array.from({ length: Math.max(0, fill) }, () => "0"), ...tail].map((g) => /^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)
-  return groups.length === 8 && groups.every((g) => !Number.isNaN(g)) ? groups : undefined
-}
-
-const carriedPrefixes: ReadonlyArray<ReadonlyArray<number>> = [
-  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped: ::ffff:a.b.c.d
-  [0x64, 0xff9b, 0, 0, 0, 0] // well-known NAT64: 64:ff9b::a.b.c.d reaches a.b.c.d through a translator
-]
-
-/** An IPv6 address that carries an IPv4 one (mapped, or NAT64) is judged as the IPv4 address it reaches. */
-const normalize = ({ address, family }: Address): Address => {
-  if (family !== 6) return { address, family }
-  const g = ipv6Groups(address)
-  if (g !== undefined && carriedPrefixes.some((prefix) => prefix.every((v, i) => g[i] === v))) {
-    return { address: [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join("."), family: 4 }
-  }
-  return { address, family }
-}
-
-const matches = (list: net.BlockList, a: Address) => list.check(a.address, a.family === 4 ? "ipv4" : "ipv6")
 
 /** The address a host names literally (an IPv6 one in brackets), if it is one. */
 const literalAddress = (host: string): Address | undefined => {
@@ -140,30 +84,38 @@ const parse = (policy: OutboundPolicy, raw: string): Effect.Effect<URL, string> 
 
 const HTTP_ONLY_TO_LOOPBACK = "only https:// URLs are allowed (plain http only to loopback, in local development)"
 
-/** Judges the addresses a URL's host is or resolves to (each normalized); fails with the reason it is refused. */
+/** Judges the addresses a URL's host is or resolves to; fails with the reason it is refused. */
 const judge = (policy: OutboundPolicy, url: URL, addresses: ReadonlyArray<Address>): Effect.Effect<void, string> => {
-  if (addresses.length === 0) return Effect.fail(`the host ${url.hostname} does not resolve`)
+  const classes = addresses.map((a) => classify(a.address))
   // The reasons name the host, never what it resolved to: callers do not learn the internal DNS.
-  if (addresses.some((a) => matches(alwaysRefused, a))) {
-    return Effect.fail(`${url.hostname} is or resolves to a link-local, metadata or reserved address`)
+  if (classes.some((c) => c === "forbidden")) {
+    return Effect.fail(`${url.hostname} is or resolves to a link-local, metadata, reserved or other non-global address`)
   }
-  if (!policy.allowPrivateNetwork && addresses.some((a) => matches(privateNetworks, a))) {
+  if (!classes.every((c) => permitted(c, policy.allowPrivateNetwork))) {
     return Effect.fail(`${url.hostname} is or resolves to a private or loopback address`)
   }
-  if (url.protocol === "http:" && !(policy.allowPrivateNetwork && addresses.every((a) => matches(loopback, a)))) {
+  if (url.protocol === "http:" && !(policy.allowPrivateNetwork && classes.every((c) => c === "loopback"))) {
     return Effect.fail(HTTP_ONLY_TO_LOOPBACK)
   }
   return Effect.void
 }
 
-/** Checks a URL against the rules and resolves it; fails with the reason it is refused. */
-const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, string> =>
+/** Why a URL was not vetted: the rules refuse it, or its name did not resolve (which may pass later). */
+interface NotVetted {
+  readonly refused: boolean
+  readonly reason: string
+}
+
+/** Checks a URL against the rules and resolves it. */
+const vet = (policy: OutboundPolicy, raw: string): Effect.Effect<Vetted, NotVetted> =>
   Effect.gen(function*() {
-    const url = yield* parse(policy, raw)
-    // Judged as the IPv4 address each one carries, but connected to as resolved:
-    // a NAT64 address is only reachable through its translator.
-    const resolved = yield* resolve(url.hostname)
-    yield* judge(policy, url, resolved.map(normalize))
+    const refuse = Effect.mapError((reason: string) => ({ refused: true, reason }) as const)
+    const url = yield* refuse(parse(policy, raw))
+    // Judged as the IPv4 address a mapped or NAT64 address carries, but connected to as
+    // resolved: a NAT64 address is only reachable through its translator.
+    const resolved = yield* resolve(url.hostname).pipe(Effect.mapError((reason) => ({ refused: false, reason }) as const))
+    if (resolved.length === 0) return yield* Effect.fail({ refused: false, reason: `the host ${url.hostname} does not resolve` } as const)
+    yield* refuse(judge(policy, url, resolved))
     return { url, address: resolved[0]! }
   })
 
@@ -184,7 +136,7 @@ export const checkUrl = (policy: OutboundPolicy, raw: string): Effect.Effect<voi
   Effect.gen(function*() {
     const url = yield* parse(policy, raw)
     const literal = literalAddress(url.hostname)
-    if (literal !== undefined) return yield* judge(policy, url, [normalize(literal)])
+    if (literal !== undefined) return yield* judge(policy, url, [literal])
     if (isLocalhostName(url.hostname)) return yield* judge(policy, url, [{ address: "127.0.0.1", family: 4 }])
     if (url.protocol === "http:") return yield* Effect.fail(HTTP_ONLY_TO_LOOPBACK)
   })
@@ -242,7 +194,7 @@ export const post = (
     let url = message.url
     for (let hop = 0; ; hop++) {
       const vetted = yield* Effect.result(vet(policy, url))
-      if (vetted._tag === "Failure") return { _tag: "Refused", reason: vetted.failure, latencyMs: elapsed() } as const
+      if (vetted._tag === "Failure") return { _tag: vetted.failure.refused ? "Refused" : "Failed", reason: vetted.failure.reason, latencyMs: elapsed() } as const
       const answer = yield* Effect.result(request(vetted.success, message.headers, message.body))
       if (answer._tag === "Failure") return { _tag: "Failed", reason: answer.failure, latencyMs: elapsed() } as const
       const { location, status } = answer.success
@@ -255,7 +207,9 @@ export const post = (
         // A redirect off the host is refused when the new host is forbidden, else just not followed.
         if (next !== undefined) {
           const judged = yield* Effect.result(vet(policy, next.toString()))
-          if (judged._tag === "Failure") return { _tag: "Refused", reason: `redirect refused: ${judged.failure}`, latencyMs: elapsed() } as const
+          if (judged._tag === "Failure" && judged.failure.refused) {
+            return { _tag: "Refused", reason: `redirect refused: ${judged.failure.reason}`, latencyMs: elapsed() } as const
+          }
         }
         return { _tag: "Failed", reason: `redirect to another host refused (HTTP ${status})`, latencyMs: elapsed() } as const
       }

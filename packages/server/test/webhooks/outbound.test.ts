@@ -136,14 +136,14 @@ describe("outbound webhook POST", () => {
       }
     }))
 
-  it.effect("a host lookup that never answers is refused after 5 s", () =>
+  it.effect("a host lookup that never answers fails after 5 s (a failure, retried; not a refusal)", () =>
     Effect.gen(function*() {
       const lookup = vi.spyOn(dns.promises, "lookup").mockImplementation((() => new Promise(() => {})) as never)
       yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
       const attempt = yield* Effect.forkChild(send({ ...closed, timeout: Duration.seconds(10) }, "https://black-hole.example.test/hook"))
       yield* TestClock.adjust(Duration.seconds(5))
       const result = yield* Fiber.join(attempt)
-      expect(result._tag).toBe("Refused")
+      expect(result._tag).toBe("Failed")
       expect(reasonOf(result)).toBe("the host black-hole.example.test did not resolve within 5 s")
     }))
 
@@ -296,7 +296,7 @@ describe("outbound SSRF rules", () => {
       yield* checkUrl(open, "https://10.0.0.1/hook")
     }))
 
-  it.effect("checkUrl never asks DNS: a name that does not resolve is accepted, and refused at send", () =>
+  it.effect("checkUrl never asks DNS: a name that does not resolve is accepted, and fails at send", () =>
     Effect.gen(function*() {
       const lookup = vi.spyOn(dns.promises, "lookup")
       yield* Effect.addFinalizer(() => Effect.sync(() => lookup.mockRestore()))
@@ -304,7 +304,7 @@ describe("outbound SSRF rules", () => {
       yield* checkUrl(closed, "https://hooks.example.com/hook")
       expect(lookup).not.toHaveBeenCalled()
       const result = yield* send(closed, "https://does-not-resolve.invalid/hook")
-      expect(result._tag).toBe("Refused")
+      expect(result._tag).toBe("Failed")
       expect(reasonOf(result)).toMatch(/does-not-resolve\.invalid does not resolve/)
       expect(lookup).toHaveBeenCalledOnce()
     }))

@@ -20,7 +20,7 @@
  *   route, unsupported media type, an unexpected defect) leaves as the spec's
  *   `{error, code}` JSON, never an empty or text body or a stack trace; no
  *   route on a known path answers 405 `METHOD_NOT_ALLOWED` with `Allow`
- *   (AllowedMethods.ts);
+ *   (Routes.ts);
  * - no body is read before authentication: a route behind a bearer
  *   middleware has its body guarded (BodyGuard.ts: nesting depth, text the
  *   database cannot store) by that middleware once the token checks out; a
@@ -38,7 +38,6 @@ import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpSer
 import { randomUUID } from "node:crypto"
 import { isWellFormed } from "../auth/Secrets.ts"
 import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
-import { allowedMethods } from "./AllowedMethods.ts"
 import { guardBody, validationFailed } from "./BodyGuard.ts"
 import { isCanonicalPath } from "./CanonicalPath.ts"
 import { routes } from "./Routes.ts"
@@ -71,7 +70,7 @@ const errorResponse = (status: number, limit: number) =>
 
 /** No route matched: 405 with `Allow` when the path is known under other methods, otherwise 404. */
 const notFoundOrNotAllowed = (request: HttpServerRequest.HttpServerRequest, limit: number) => {
-  const allow = allowedMethods(request.url)
+  const allow = routes.methodsOf(request.url)
   return allow === undefined || allow.includes(request.method)
     ? errorResponse(404, limit)
     : HttpServerResponse.setHeader(errorResponse(405, limit), "allow", allow.join(", "))

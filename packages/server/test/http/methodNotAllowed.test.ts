@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { allowedMethods, opsRoutes } from "../../src/http/AllowedMethods.ts"
+import { opsRoutes, routes } from "../../src/http/Routes.ts"
 import { rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 
 layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("method not allowed", (it) => {
@@ -46,7 +46,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("m
         const res = yield* rawFetch(path, { method })
         assert.strictEqual(res.status, 200, path)
       }
-      assert.deepStrictEqual(allowedMethods("/api/agent/tokens/tok_1?x=1"), ["DELETE"])
+      assert.deepStrictEqual(routes.methodsOf("/api/agent/tokens/tok_1?x=1"), ["DELETE"])
     }))
 
   it.effect("an unknown path stays 404, and a 404 from a handler stays a 404", () =>

@@ -11,6 +11,7 @@ import m0005 from "./0005_activity_claims.ts"
 import m0006 from "./0006_receipts_outlive_devices.ts"
 import m0007 from "./0007_activity_update_wait.ts"
 import m0008 from "./0008_reply_attempt_started.ts"
+import m0009 from "./0009_teams.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -20,5 +21,6 @@ export const loader = Migrator.fromRecord({
   "0005_activity_claims": m0005,
   "0006_receipts_outlive_devices": m0006,
   "0007_activity_update_wait": m0007,
-  "0008_reply_attempt_started": m0008
+  "0008_reply_attempt_started": m0008,
+  "0009_teams": m0009
 })

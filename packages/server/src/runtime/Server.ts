@@ -58,6 +58,8 @@ import { PromptLive } from "../interactions/PromptBehaviour.ts"
 import { InteractionsRepo } from "../interactions/Repo.ts"
 import { Transitions } from "../interactions/Transitions.ts"
 import { PromptWakeups } from "../interactions/Wakeups.ts"
+import { AuditTrail } from "../teams/AuditTrail.ts"
+import { Membership } from "../teams/Membership.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
@@ -93,13 +95,17 @@ const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer))
 )
 
+/** Teams and families, their audit log, and web apps. */
+const TeamsLayer = Layer.mergeAll(Membership.layer, AuditTrail.layer)
+
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
   PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
   Inbox.layer,
   Idempotency.layer,
   Billing.layer,
-  SandboxRepo.layer
+  SandboxRepo.layer,
+  TeamsLayer
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)

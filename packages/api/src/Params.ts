@@ -44,3 +44,10 @@ export const ActivityIdentifier = Schema.String.check(Schema.isPattern(/^[0-9A-Z
   description: "An `act_…` id, or the key the activity was started with."
 })
 export const ActivityId = prefixedId("act", "ActivityId")
+
+// Teams and families, and web apps.
+export const TeamId = prefixedId("team", "TeamId")
+export const InviteId = prefixedId("inv", "InviteId")
+export const DeviceGroupId = prefixedId("grp", "DeviceGroupId")
+export const AppId = prefixedId("app", "AppId")
+export const UserId = prefixedId("usr", "UserId")

@@ -5,10 +5,14 @@
  * names the address in use and exits 1.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import * as net from "node:net"
+import { embeddedClientLayer, postgresLayer } from "../../packages/server/src/db/Database.ts"
+import { serveEmbedded } from "../../packages/server/src/db/Embedded.ts"
 import { childDatabase } from "../support/database.ts"
-import { cli, freePort } from "../support/process.ts"
+import type { TestDatabase } from "../support/database.ts"
+import { cli, cliJson, freePort } from "../support/process.ts"
 
 /** A listener holding a port for the test's scope. */
 const occupy = (port: number) =>
@@ -21,6 +25,12 @@ const occupy = (port: number) =>
       })),
     (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
   )
+
+/** The child's database, opened here once the command has exited. */
+const openDatabase = (database: TestDatabase) =>
+  database.kind === "postgres"
+    ? postgresLayer(Redacted.make(database.env.DATABASE_URL!), 1)
+    : Layer.unwrap(Effect.map(Effect.orDie(serveEmbedded(database.env.HERALD_DATA_DIR!)), embeddedClientLayer))
 
 describe("herald CLI", () => {
   it.effect("a bare herald prints its help and exits 0", () =>
@@ -56,5 +66,38 @@ describe("herald CLI", () => {
       assert.strictEqual(result.code, 1)
       assert.include(result.stderr, `herald: 127.0.0.1:${port} is already in use (EADDRINUSE); set PORT or HOST`)
       assert.notInclude(result.stderr, "herald: ServeError")
+    }), { timeout: 120_000 })
+
+  it.effect("admin team create makes a workplace team owned by the named person, logged as the operator", () =>
+    Effect.gen(function*() {
+      const database = yield* childDatabase
+      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "boss@example.test", "--name", "Boss"], database.env)
+      const team = yield* cliJson<Record<string, unknown>>(["admin", "team", "create", "--name", "Acme", "--owner", "boss@example.test"], database.env)
+      assert.match(String(team.id), /^team_/)
+      assert.deepStrictEqual([team.kind, team.plan, team.name, team.role, team.memberCount], ["team", "team", "Acme", "owner", 1])
+      assert.deepStrictEqual(team.seats, { used: 1, available: null, billable: 1 })
+      // By id too; an unknown owner creates nothing.
+      const byId = yield* cliJson<{ id: string }>(["admin", "team", "create", "--name", "Beta", "--owner", person.id], database.env)
+      const unknown = yield* cli(["admin", "team", "create", "--name", "Gamma", "--owner", "nobody@example.test"], database.env)
+      assert.notStrictEqual(unknown.code, 0)
+
+      const stored = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const members = yield* sql<{ teamId: string; userId: string; role: string }>`
+          SELECT team_id, user_id, role FROM team_members ORDER BY team_id`
+        const audit = yield* sql<{ teamId: string; action: string; actorUserId: string | null; userAgent: string | null }>`
+          SELECT team_id, action, actor_user_id, user_agent FROM team_audit ORDER BY team_id`
+        const [teams] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM teams`
+        return { members, audit, teams: teams!.n }
+      }).pipe(Effect.provide(openDatabase(database)), Effect.scoped, Effect.orDie)
+      assert.strictEqual(stored.teams, 2)
+      assert.sameDeepMembers(stored.members.map((m) => ({ ...m })), [
+        { teamId: String(team.id), userId: person.id, role: "owner" },
+        { teamId: byId.id, userId: person.id, role: "owner" }
+      ])
+      assert.sameDeepMembers(stored.audit.map((a) => ({ ...a })), [
+        { teamId: String(team.id), action: "team.created", actorUserId: null, userAgent: "herald admin" },
+        { teamId: byId.id, action: "team.created", actorUserId: null, userAgent: "herald admin" }
+      ])
     }), { timeout: 120_000 })
 })

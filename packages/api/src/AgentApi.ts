@@ -4,12 +4,17 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ActivitiesGroup } from "./agent/Activities.ts"
+import { AppsGroup } from "./agent/Apps.ts"
+import { AuditGroup } from "./agent/Audit.ts"
 import { AuthGroup } from "./agent/Auth.ts"
 import { BillingGroup } from "./agent/Billing.ts"
+import { DeviceGroupsGroup } from "./agent/DeviceGroups.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
 import { HistoryGroup } from "./agent/History.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
 import { ServicesGroup } from "./agent/Services.ts"
+import { TeamsGroup } from "./agent/Teams.ts"
+import { TeamDomainGroup } from "./agent/TeamDomain.ts"
 import { InboxGroup } from "./agent/Inbox.ts"
 import { InteractionsGroup } from "./agent/Interactions.ts"
 import { WebhooksGroup } from "./agent/Webhooks.ts"
@@ -35,6 +40,11 @@ export class AgentApi extends HttpApi.make("agent")
   .add(ActivitiesGroup)
   .add(InboxGroup)
   .add(BillingGroup)
+  .add(TeamsGroup)
+  .add(TeamDomainGroup)
+  .add(AppsGroup)
+  .add(DeviceGroupsGroup)
+  .add(AuditGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -198,7 +198,7 @@ export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("Un
 /** 429: over a per-minute limit (a token's, or a webhook service's for its inbound URL); `Retry-After` and `RateLimit-*` headers say when. */
 export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
   ...body("RateLimited", "RATE_LIMITED")
-}, { httpApiStatus: 429, description: "Over a rate limit: the token's, or the webhook service's (`RATE_LIMITED`)." }) {}
+}, { httpApiStatus: 429, description: "Over a rate limit: the token's, the webhook service's, or a team's domain verifications (`RATE_LIMITED`)." }) {}
 
 /** 500: an unexpected failure; the body never carries a stack trace. */
 export class InternalError extends Schema.Error<InternalError>("InternalError")({
@@ -233,3 +233,29 @@ export const AuthErrors = [Unauthorized, MissingScope] as const
 
 /** Errors any endpoint can answer, declared once on the request-guard middleware. */
 export const CommonErrors = [ValidationFailed, PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError, ServiceUnavailable] as const
+
+/** 400: a team domain that is a public mailbox provider's (gmail.com, outlook.com, …). */
+export class PublicEmailDomain extends Schema.Error<PublicEmailDomain>("PublicEmailDomain")({
+  ...body("PublicEmailDomain", "PUBLIC_EMAIL_DOMAIN")
+}, {
+  httpApiStatus: 400,
+  description: "The domain belongs to a public mailbox provider and cannot be a team's domain (`PUBLIC_EMAIL_DOMAIN`)."
+}) {}
+
+/** 422: the DNS TXT challenge of a team domain was not found (no record, another value, or no such name). */
+export class DomainNotVerified extends Schema.Error<DomainNotVerified>("DomainNotVerified")({
+  ...body("DomainNotVerified", "DOMAIN_NOT_VERIFIED")
+}, {
+  httpApiStatus: 422,
+  description: "The domain's TXT challenge was not found; the message says which name was looked up and what to " +
+    "publish there (`DOMAIN_NOT_VERIFIED`)."
+}) {}
+
+/** 502: the DNS resolver failed (timeout, SERVFAIL, refused); remembered for the domain up to a minute. */
+export class DnsLookupFailed extends Schema.Error<DnsLookupFailed>("DnsLookupFailed")({
+  ...body("DnsLookupFailed", "DNS_LOOKUP_FAILED")
+}, {
+  httpApiStatus: 502,
+  description: "The DNS lookup failed (timeout, SERVFAIL, refused); `Retry-After` says when a new lookup will be " +
+    "made (`DNS_LOOKUP_FAILED`)."
+}) {}

@@ -20,3 +20,17 @@ export { CreateWebhookRequest, ReplyWebhookList, ReplyWebhookWithDeliveries, Upd
 export { AnswerRequest } from "./app/Interactions.ts"
 export { ACTIVITY_TRANSITIONS, LiveActivityList, PropsPatch, StartActivityRequest, StartProps, UpdateActivityRequest } from "./agent/Activities.ts"
 export { UpdateTokenRequest } from "./app/Activities.ts"
+export { AppList, AppUpdated, CreateAppRequest, ShareAppRequest, UpdateAppRequest } from "./agent/Apps.ts"
+export { AppPreferencesRequest } from "./app/Apps.ts"
+export { AUDIT_CSV_MAX_ROWS, AuditGroup, AuditLogCsv, AuditLogQuery } from "./agent/Audit.ts"
+export { CreateTeamRequest, RetentionDays, TeamList, UpdateMemberRequest, UpdateTeamRequest } from "./agent/Teams.ts"
+export { DOMAIN_VERIFY_PER_MINUTE, EmailDomain, SetTeamDomainRequest } from "./agent/TeamDomain.ts"
+export {
+  CreateDeviceGroupRequest,
+  DEVICE_GROUP_MAX_DEVICES,
+  DEVICE_GROUP_MAX_MEMBERS,
+  DeviceGroupList,
+  TeamDevice,
+  TeamDeviceList,
+  UpdateDeviceGroupRequest
+} from "./agent/DeviceGroups.ts"

@@ -2,9 +2,11 @@
  * `herald admin …`: operator commands. Each prints exactly one JSON object on
  * stdout (logs go to stderr), so scripts can pipe it into `jq`.
  */
-import { Console, Effect } from "effect"
+import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Identity } from "@herald/server/identity/Identity"
+import { operatorActor } from "@herald/server/teams/AuditTrail"
+import { Teams } from "@herald/server/teams/Teams"
 import { CliDatabase } from "./database.ts"
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
@@ -27,10 +29,29 @@ const sessionCreate = Command.make("create", {
     Effect.flatMap((session) => printJson({ token: session.token, userId: session.userId }))
   )).pipe(Command.withDescription("Create a Person API session for a person; prints {\"token\",\"userId\"}"))
 
+/** Teams as the server builds them, with Identity to find the owner. */
+const TeamsCli = Layer.mergeAll(Teams.layer, Identity.layer)
+
+/** decisions.md: the API creates families only; an operator creates a workplace team (plan `team`). */
+const teamCreate = Command.make("create", {
+  name: Flag.String("name").pipe(Flag.withDescription("The team's name (1-100 characters)")),
+  owner: Flag.String("owner").pipe(Flag.withDescription("The owner's email address or id"))
+}, ({ name, owner }) =>
+  Effect.gen(function*() {
+    const trimmed = name.trim()
+    if (trimmed.length === 0 || trimmed.length > 100) return yield* Effect.fail(new Error("--name must be 1-100 characters."))
+    const person = yield* Effect.flatMap(Identity, (identity) => identity.me(owner))
+    const team = yield* Effect.flatMap(Teams, (teams) => teams.createTeam(operatorActor, { name: trimmed, ownerId: person.id }))
+    yield* printJson(team)
+  }).pipe(Effect.provide(TeamsCli), Effect.provide(CliDatabase))).pipe(
+    Command.withDescription("Create a workplace team (plan team) owned by a person; prints the Team as JSON")
+  )
+
 export const admin = Command.make("admin").pipe(
-  Command.withDescription("Operator commands (people, sessions)"),
+  Command.withDescription("Operator commands (people, sessions, teams)"),
   Command.withSubcommands([
     Command.make("user").pipe(Command.withDescription("People"), Command.withSubcommands([userCreate])),
-    Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate]))
+    Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate])),
+    Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate]))
   ])
 )

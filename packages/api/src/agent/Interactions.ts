@@ -34,7 +34,9 @@ export const CreateInteractionRequest = Schema.Struct({
   url: Schema.optionalKey(Schema.NullOr(TapUrl)),
   primaryLabel: Schema.optionalKey(Schema.NullOr(Label)),
   secondaryLabel: Schema.optionalKey(Schema.NullOr(Label)),
-  projectId: Schema.optionalKey(Schema.NullOr(ProjectId))
+  projectId: Schema.optionalKey(Schema.NullOr(ProjectId)),
+  /** A web app the account can see (`app_…`); the prompt's inbox copy names it as `app`. */
+  appId: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^app_[0-9A-Za-z]{1,64}$/))))
 }).annotate({ identifier: "CreateInteractionRequest" })
 export type CreateInteractionRequest = typeof CreateInteractionRequest.Type
 
@@ -76,6 +78,9 @@ export class InteractionsGroup extends HttpApiGroup.make("interactions")
         "card and its alert cut with \"…\" (the prompt itself, and its `actionDigest`, stay whole).\n\n" +
         "When the prompt ends, one signed event goes to each subscribed, enabled reply webhook among `webhookId`, " +
         "the account default — deduplicated by endpoint. An unknown `webhookId` answers 404. " +
+        "`appId` names a web app the account can see (its own or one shared with its team or family; unknown or " +
+        "another account's: 404); the Interaction record has no app field, so it shows as the `app` (AppSummary) of " +
+        "the prompt's inbox item (`interaction:int_…`), null once the app is deleted. " +
         "`Idempotency-Key` as for POST /notifications.",
       scopes: ["interactions:create"],
       sends: true

@@ -60,7 +60,9 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
         "answer; `accepted` counts the devices whose provider accepted during the request, the rest are retried in " +
         "the background (their receipts show in the inbox detail's `pushReceipts`). `bodyFormat: markdown` bodies are " +
         "stored as given and previewed as plain text. `url` is any absolute URI but `javascript:`, `vbscript:`, " +
-        "`data:`, `file:`, `blob:` or `about:`; `imageUrl` is http(s). `Idempotency-Key`: the same body within 24 h replays the first " +
+        "`data:`, `file:`, `blob:` or `about:`; `imageUrl` is http(s). `appId` names a web app the account can see " +
+        "(its own or one shared with its team or family; unknown or another account's: 404): the record echoes it and " +
+        "the inbox item carries it as `app` (AppSummary), null once the app is deleted. `Idempotency-Key`: the same body within 24 h replays the first " +
         "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
         "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.",
       scopes: ["notifications:send"],

@@ -42,8 +42,8 @@ export class ServicesGroup extends HttpApiGroup.make("services")
   .add(
     HttpApiEndpoint.get("list", "/services", { success: ServiceList }).pipe(agentOperation({
       summary: "List webhook services",
-      description: "The account's webhook services and those shared with a family the account belongs to, newest " +
-        "first, without webhook URLs.",
+      description: "The account's webhook services and those shared with a family the account is a member of, " +
+        "newest first, without webhook URLs.",
       scopes: ["services:read"]
     })),
     HttpApiEndpoint.post("create", "/services", {
@@ -61,26 +61,35 @@ export class ServicesGroup extends HttpApiGroup.make("services")
     HttpApiEndpoint.get("get", "/services/:id", { params: { id: ServiceId }, success: AgentService, error: NotFound })
       .pipe(agentOperation({
         summary: "Get a webhook service",
-        description: "One AgentService the account created or can see through its family. Any other answers 404.",
+        description: "One AgentService the account created or that is shared with a family the account is a member " +
+          "of (never with its webhook URL). Any other answers 404.",
         scopes: ["services:read"]
       })),
     HttpApiEndpoint.patch("update", "/services/:id", {
       params: { id: ServiceId },
       payload: UpdateServiceRequest,
       success: AgentService,
-      error: NotFound
+      error: [NotFound, Forbidden]
     }).pipe(agentOperation({
       summary: "Update a webhook service",
       description: "Updates title, avatar (`imageUrl`), tap URL or default reply webhook (one of the account's reply " +
         "webhooks, else 404; null clears it). The creator may update; on a shared service the family's owner may " +
-        "too. Anyone else: 404.",
+        "too (title, avatar, tap URL: a `defaultReplyWebhookId` from anyone but the creator is 403 `FORBIDDEN`). Other " +
+        "family members who can see it: 403 `FORBIDDEN`; anyone else: 404. A change to a shared service is written " +
+        "to the family's audit log (`service.updated`).",
       scopes: ["services:write"]
     })),
-    HttpApiEndpoint.delete("remove", "/services/:id", { params: { id: ServiceId }, success: Ok, error: NotFound })
+    HttpApiEndpoint.delete("remove", "/services/:id", {
+      params: { id: ServiceId },
+      success: Ok,
+      error: [NotFound, Forbidden]
+    })
       .pipe(agentOperation({
         summary: "Delete a webhook service",
         description: "Deletes the service; its webhook URL stops working at once. Its past events stay in history. " +
-          "The creator may delete; on a shared service the family's owner may too. Anyone else: 404.",
+          "The creator may delete; on a shared service the family's owner may too. Other family members who can see " +
+          "it: 403 `FORBIDDEN`; anyone else: 404. Deleting a shared service is written to the family's audit log " +
+          "(`service.deleted`).",
         scopes: ["services:write"]
       })),
     HttpApiEndpoint.post("share", "/services/:id/share", {
@@ -90,10 +99,15 @@ export class ServicesGroup extends HttpApiGroup.make("services")
       error: [NotFound, Forbidden]
     }).pipe(agentOperation({
       summary: "Share a webhook service with a family",
-      description: "`familyId` shares the service with that family (the caller must be a member), `null` unshares it. " +
-        "Only the original creator may share or unshare (others who can see it: 403 `FORBIDDEN`). Accepted family " +
-        "members receive its alerts with independent inbox read state. A creator leaving the family unshares the " +
-        "creator's services automatically.",
+      description: "`familyId` shares the service with that family, `null` unshares it; sharing with another family " +
+        "moves it. Only the original creator may share or unshare (others who can see it: 403 `FORBIDDEN`; a service " +
+        "the caller cannot see: 404). The caller must be a member of the family, and it must be a family: a family " +
+        "the caller is not in, or a workplace team, answers 404. The family's accepted members then see the service " +
+        "(without its webhook URL) and each receive its alerts on all their devices, with their own inbox copy " +
+        "(independent read state); GET /events stays the creator's. The family's owner may rename or delete it; only " +
+        "the creator may rotate or see the webhook token. A creator leaving or removed from the family unshares the " +
+        "creator's services automatically; deleting the family unshares them too. Sharing and unsharing are written " +
+        "to the family's audit log (`service.shared`, `service.unshared`).",
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.post("rotate", "/services/:id/rotate", {
@@ -103,7 +117,7 @@ export class ServicesGroup extends HttpApiGroup.make("services")
     }).pipe(agentOperation({
       summary: "Rotate a webhook service's token",
       description: "Issues a new webhook URL, returned once; the old URL stops working at once (404). Only the creator " +
-        "may rotate (a family owner: 403 `FORBIDDEN`).",
+        "may rotate (a family member who can see it, owner included: 403 `FORBIDDEN`; anyone else: 404).",
       scopes: ["services:write"]
     }))
   )

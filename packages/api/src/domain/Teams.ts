@@ -138,3 +138,9 @@ export class AuditLogPage extends Schema.Class<AuditLogPage>("AuditLogPage")({
   entries: Schema.Array(AuditLogEntry),
   nextCursor: Schema.NullOr(Schema.String)
 }) {}
+
+/** TeamDetail: a team as the caller sees it, with its members (GET /teams/{id}: "a team and its members"). */
+export class TeamDetail extends Schema.Class<TeamDetail>("TeamDetail")({
+  ...Team.fields,
+  members: Schema.Array(TeamMember)
+}) {}

@@ -29,11 +29,29 @@ export const MAX_JSON_DEPTH = 64
 /** Webhook services per account: `GET /services` lists them all in one answer. */
 export const MAX_SERVICES = 1000
 
+/** Web apps a person adds (`POST /apps`); `GET /apps` lists them all in one answer. */
+export const MAX_APPS = 200
+
 /** Reply webhooks per account. */
 export const MAX_REPLY_WEBHOOKS = 50
+
+/** decisions.md: a family is its owner plus 3; accepted members and pending, unexpired invites count. */
+export const FAMILY_SEATS = 4
+
+/** Families one person may belong to (as owner or member) when creating one: `GET /teams` lists them all. */
+export const MAX_FAMILIES_PER_PERSON = 20
 
 /** Pending prompts `GET /interactions` lists at most (newest first). */
 export const MAX_PENDING_LISTED = 200
 
 /** `GET /tokens` page size (both APIs): `limit` default and max, declared in the contract so the client and OpenAPI state it. */
 export { TOKENS_LIST_LIMIT } from "@herald/api"
+
+/** Device groups per team or family (422 `LIMIT_REACHED` beyond it). */
+export const MAX_DEVICE_GROUPS = 100
+
+/** `GET /teams/{id}/devices` lists at most this many devices (newest first). */
+export const MAX_TEAM_DEVICES_LISTED = 10_000
+
+/** Members and devices one device group lists at most: schema bounds of the contract (400 `VALIDATION_FAILED`). */
+export { DEVICE_GROUP_MAX_DEVICES, DEVICE_GROUP_MAX_MEMBERS } from "@herald/api"

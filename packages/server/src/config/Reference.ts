@@ -5,6 +5,7 @@
  */
 import { activityVariables } from "./ActivityConfig.ts"
 import { appVariables } from "./AppConfig.ts"
+import { domainVariables } from "./DomainConfig.ts"
 import { outboxVariables } from "./OutboxConfig.ts"
 import { pushVariables } from "./PushConfig.ts"
 import { rateLimitVariables } from "./RateLimitConfig.ts"
@@ -50,6 +51,11 @@ export const sections: ReadonlyArray<Section> = [
     title: "Rate limits",
     intro: "Per-token budgets of the Agent API (see [limits](limits.md)); `0` turns one off.",
     variables: list(rateLimitVariables)
+  },
+  {
+    title: "Team domain verification",
+    intro: "The DNS TXT lookup of `POST /api/agent/teams/{id}/domain/verify`: which servers answer it and how long it may take.",
+    variables: list(domainVariables)
   }
 ]
 

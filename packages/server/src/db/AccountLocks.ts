@@ -10,7 +10,10 @@ import type { SqlClient } from "effect/sql"
 
 export const LockSpace = {
   services: 0x5356,
-  replyWebhooks: 0x5748
+  replyWebhooks: 0x5748,
+  apps: 0x4150,
+  // Keyed by team id: device groups per team.
+  deviceGroups: 0x4447
 } as const
 
 export const lockAccount = (sql: SqlClient.SqlClient, space: number, userId: string) =>

@@ -32,13 +32,14 @@ const PART = /^[A-Za-z0-9_-]+$/
 
 const mac = (key: Buffer, content: string) => createHmac("sha256", key).update(content).digest()
 
-const sign = (key: Buffer, content: object): string => {
+/** Signs `content` with `key`: also the audit log's cursors (teams/AuditLog.ts), under their own key and kind. */
+export const sign = (key: Buffer, content: object): string => {
   const encoded = Buffer.from(JSON.stringify(content)).toString("base64url")
   return `${encoded}.${mac(key, encoded).toString("base64url")}`
 }
 
 /** The content of a token whose signature holds, still JSON text; none when garbled or altered. */
-const open = (key: Buffer, token: string): Option.Option<string> => {
+export const open = (key: Buffer, token: string): Option.Option<string> => {
   const parts = token.split(".")
   if (parts.length !== 2 || !PART.test(parts[0]!) || !PART.test(parts[1]!)) return Option.none()
   // Compared in its text form: base64 decoding ignores a last character's

@@ -93,7 +93,12 @@ export class InboxRepo extends Context.Service<InboxRepo, {
 
     const summaryColumns = sql`
       i.origin || ':' || i.item_id AS id, i.origin, i.project_id, i.project_id AS project_name, i.source_name,
-      i.source_image_url, i.title, i.preview, i.url, i.body_format, i.read_at, i.created_at, NULL AS app`
+      i.source_image_url, i.title, i.preview, i.url, i.body_format, i.read_at, i.created_at,
+      (SELECT json_build_object('id', a.id, 'name', a.name, 'origin', a.origin, 'iconUrl', a.icon_url)
+       FROM apps a
+       WHERE a.id = i.app_id
+         AND (a.user_id = i.user_id
+              OR EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = a.team_id AND m.user_id = i.user_id))) AS app`
 
     const listRows = SqlSchema.findAll({
       Request: Schema.Struct({

@@ -18,6 +18,7 @@ import type {
 } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LiveActivities } from "../activities/LiveActivities.ts"
+import { AppAccess } from "../apps/AppAccess.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
@@ -89,16 +90,22 @@ export class Interactions extends Context.Service<Interactions, {
     const activities = yield* LiveActivities
     const targeting = yield* DeviceTargeting
     const unit = yield* UnitOfWork
+    const apps = yield* AppAccess
 
     const scheduleExpiry = (id: string, expiresAt: string) =>
       EntityCalls.call(prompt(id).Expire(Deadline.at(expiresAt), { discard: true }))
 
     /** presentation `live_activity`: the card is queued per device and sent by its entity; nothing is accepted yet. */
-    const createCard = (agent: AgentPrincipal, row: NewInteraction & { readonly liveActivityId: string }, deviceIds: ReadonlyArray<string>) =>
+    const createCard = (
+      agent: AgentPrincipal,
+      row: NewInteraction & { readonly liveActivityId: string },
+      deviceIds: ReadonlyArray<string>,
+      appId: string | null
+    ) =>
       Effect.gen(function*() {
         const { interaction, queued } = yield* repo.inTransaction(Effect.gen(function*() {
           // The prompt and its filing in one statement, before the card that refers to it.
-          const interaction = yield* unit.commit(Effect.tap(repo.insert(row), () => file(row))).pipe(
+          const interaction = yield* unit.commit(Effect.tap(repo.insert(row), () => file(row, appId))).pipe(
             Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e)))
           )
           const queued = yield* activities.startPromptCard(row.liveActivityId, interaction, agent, deviceIds)
@@ -117,8 +124,11 @@ export class Interactions extends Context.Service<Interactions, {
         })
       })
 
-    /** The prompt's inbox copy and activity-feed entry, written with it (in the caller's unit of work). */
-    const file = (row: NewInteraction) =>
+    /**
+     * The prompt's inbox copy and activity-feed entry, written with it (in the caller's unit of work). The
+     * Interaction record has no app field: `appId` shows on the inbox copy only (its `app`).
+     */
+    const file = (row: NewInteraction, appId: string | null) =>
       Effect.all([
         inbox.add([{
           userId: row.userId,
@@ -129,6 +139,7 @@ export class Interactions extends Context.Service<Interactions, {
           title: row.title,
           body: row.prompt,
           url: row.url,
+          appId,
           createdAt: row.createdAt
         }]),
         feed.add([{
@@ -149,6 +160,9 @@ export class Interactions extends Context.Service<Interactions, {
       if (webhookId !== null && !(yield* webhooks.exists(agent.userId, webhookId))) {
         return yield* new NotFound({ error: "Reply webhook not found." })
       }
+      // Like POST /notifications: an app the account can see, else 404.
+      yield* apps.requireVisible(agent.userId, input.appId)
+      const appId = input.appId ?? null
       const presentation = input.presentation ?? "notification"
       const devices = yield* targeting.targets(agent.userId)
       const cardDevices = devices.filter((d) => d.interactiveLiveActivitiesCapable).map((d) => d.id)
@@ -184,7 +198,7 @@ export class Interactions extends Context.Service<Interactions, {
         expiresAt,
         createdAt
       }
-      if (row.liveActivityId !== null) return yield* createCard(agent, { ...row, liveActivityId: row.liveActivityId }, cardDevices)
+      if (row.liveActivityId !== null) return yield* createCard(agent, { ...row, liveActivityId: row.liveActivityId }, cardDevices, appId)
       const message = alertMessage({
         ref: `interaction:${id}`,
         collapseId: id,
@@ -211,7 +225,7 @@ export class Interactions extends Context.Service<Interactions, {
         const [interaction, receiptIds] = yield* unit.commit(Effect.all([
           repo.insert(row),
           outbox.enqueue(pushes, { sendNow: true }),
-          file(row)
+          file(row, appId)
         ])).pipe(Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e))))
         yield* scheduleExpiry(id, expiresAt)
         const summary = yield* outbox.sendNow(receiptIds)

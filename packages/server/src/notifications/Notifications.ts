@@ -12,6 +12,7 @@
 import { AgentNotification, AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { AppAccess } from "../apps/AppAccess.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
@@ -41,8 +42,12 @@ export class Notifications extends Context.Service<Notifications, {
     const credentials = yield* Credentials
     const targeting = yield* DeviceTargeting
     const unit = yield* UnitOfWork
+    const apps = yield* AppAccess
 
     const send = Effect.fn("Notifications.send")(function*(agent: AgentPrincipal, input: CreateNotificationRequest) {
+      // `appId` names an app the account can see (its own or its team's); unknown or foreign: 404. A later
+      // delete leaves the id on the item, whose `app` then reads null.
+      yield* apps.requireVisible(agent.userId, input.appId)
       const devices = yield* targeting.targets(agent.userId, input.deviceIds)
       // The agent's name is what the person sees as the source.
       const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
@@ -158,6 +163,6 @@ export class Notifications extends Context.Service<Notifications, {
   }))
 
   static readonly layer = Notifications.layerNoDeps.pipe(
-    Layer.provide([NotificationsRepo.layer, DeviceTargeting.layer, UnitOfWork.layer])
+    Layer.provide([NotificationsRepo.layer, DeviceTargeting.layer, UnitOfWork.layer, AppAccess.layer])
   )
 }

@@ -58,18 +58,37 @@ import { PromptLive } from "../interactions/PromptBehaviour.ts"
 import { InteractionsRepo } from "../interactions/Repo.ts"
 import { Transitions } from "../interactions/Transitions.ts"
 import { PromptWakeups } from "../interactions/Wakeups.ts"
+import { AppAccess } from "../apps/AppAccess.ts"
+import { Apps } from "../apps/Apps.ts"
+import { PersonAppsHandlers } from "../apps/appHttp.ts"
+import { AppsHandlers } from "../apps/http.ts"
 import { AuditTrail } from "../teams/AuditTrail.ts"
+import { AuditHandlers } from "../teams/auditHttp.ts"
+import { AuditLog } from "../teams/AuditLog.ts"
+import { AuditRetention } from "../teams/AuditRetention.ts"
+import { DeviceGroups } from "../teams/DeviceGroups.ts"
+import { DeviceGroupsHandlers } from "../teams/deviceGroupsHttp.ts"
 import { Membership } from "../teams/Membership.ts"
+import { Teams } from "../teams/Teams.ts"
+import { TeamsHandlers } from "../teams/http.ts"
+import { Domains } from "../teams/Domains.ts"
+import { TeamDomainHandlers } from "../teams/domainHttp.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
-  Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers])
+  Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers]),
+  Layer.provide([AppsHandlers]),
+  Layer.provide([DeviceGroupsHandlers]),
+  Layer.provide([AuditHandlers]),
+  Layer.provide([TeamsHandlers]),
+  Layer.provide([TeamDomainHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
-  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers])
+  Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers]),
+  Layer.provide([PersonAppsHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -92,11 +111,12 @@ const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
   Layer.provideMerge(DevicePacing.layer),
-  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer))
+  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer, AppAccess.layer))
 )
 
 /** Teams and families, their audit log, and web apps. */
-const TeamsLayer = Layer.mergeAll(Membership.layer, AuditTrail.layer)
+const TeamsLayer = Layer.mergeAll(Membership.layer, AuditTrail.layer, Teams.layer)
+const AppsLayer = Apps.layer.pipe(Layer.provide([TeamsLayer, MessagingLayer]))
 
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
@@ -105,7 +125,11 @@ export const CapabilitiesLayer = Layer.mergeAll(
   Idempotency.layer,
   Billing.layer,
   SandboxRepo.layer,
-  TeamsLayer
+  TeamsLayer,
+  Layer.mergeAll(AuditLog.layer, AuditRetention.layer).pipe(Layer.provide(TeamsLayer)),
+  DeviceGroups.layer,
+  Domains.layer.pipe(Layer.provide(TeamsLayer)),
+  AppsLayer
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)

@@ -20,6 +20,7 @@ import { Interactions } from "../interactions/Interactions.ts"
 import { PromptWakeups } from "../interactions/Wakeups.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
+import { AuditRetention } from "../teams/AuditRetention.ts"
 import * as Worker from "./Worker.ts"
 
 // ── push (outbox drain, node heartbeat) ─────────────────────────────────────
@@ -106,6 +107,12 @@ export const DeliveriesWorkers = Layer.unwrap(Effect.map(Deliveries, (deliveries
     Worker.periodic("reply-webhook-interrupted-attempts", SWEEP_INTERVAL, deliveries.closeInterrupted)
   )))
 
+// ── teams (audit retention) ─────────────────────────────────────────────────
+
+/** Deletes audit entries older than their team's `retentionDays`, in bounded batches. */
+export const TeamRetentionSweep = Layer.unwrap(Effect.map(AuditRetention, (retention) =>
+  Worker.periodic("team-retention-sweep", retention.sweepEvery, Effect.asVoid(retention.sweep))))
+
 /** All workers, merged; composed beside the routes in `runtime/Server.ts`. */
 export const WorkersLayer = Layer.mergeAll(
   // push
@@ -122,5 +129,7 @@ export const WorkersLayer = Layer.mergeAll(
   // activities
   ActivityWorkers,
   // webhooks
-  DeliveriesWorkers
+  DeliveriesWorkers,
+  // teams
+  TeamRetentionSweep
 )

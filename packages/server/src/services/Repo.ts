@@ -1,8 +1,9 @@
 /**
  * SQL of webhook services and their events. A service is visible to its
- * creator (and, once teams exist, to members of the family it is shared
- * with); every query is scoped by the caller in SQL. Webhook tokens are
- * stored and found by their SHA-256 hash only.
+ * creator and to the accepted members of the family it is shared with; every
+ * read is scoped by the caller in SQL, and a write by id follows a locked
+ * `access` read in the same transaction (the service decides who may write).
+ * Webhook tokens are stored and found by their SHA-256 hash only.
  */
 import { AgentService, Event } from "@herald/api"
 import type { LimitReached } from "@herald/api"
@@ -14,9 +15,21 @@ import { orMissingReference } from "../db/ForeignKeys.ts"
 import type { MissingReference } from "../db/ForeignKeys.ts"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
 
-/** A service with what deliveries need beyond the record: who created it. */
-export const ServiceRow = Schema.Struct({ ...AgentService.fields, userId: Schema.String })
+/** A service with what deliveries need beyond the record: who created it, and the members of its family. */
+export const ServiceRow = Schema.Struct({
+  ...AgentService.fields,
+  userId: Schema.String,
+  familyMemberIds: Schema.Array(Schema.String)
+})
 export type ServiceRow = typeof ServiceRow.Type
+
+/** A service as one caller sees it: its creator, and the caller's role in the family it is shared with (if any). */
+export const AccessRow = Schema.Struct({
+  ...AgentService.fields,
+  userId: Schema.String,
+  familyRole: Schema.NullOr(Schema.Literals(["owner", "admin", "member"]))
+})
+export type AccessRow = typeof AccessRow.Type
 
 export interface NewService {
   readonly id: string
@@ -82,17 +95,23 @@ const Owned = Schema.Struct({ userId: Schema.String, id: Schema.String })
 export class ServicesRepo extends Context.Service<ServicesRepo, {
   /** Inserts under the account's lock when it has fewer than `MAX_SERVICES`; else 422 `LIMIT_REACHED`. */
   readonly insert: (service: NewService) => Effect.Effect<AgentService, LimitReached | MissingReference>
-  /** Services the user can see, newest first. */
+  /** Services the user created or can see through a family, newest first. */
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
-  /** One service the user can see. */
-  readonly find: (userId: string, id: string) => Effect.Effect<AgentService | undefined>
-  /** The writes below touch the creator's service only; undefined (false) when it is gone. */
-  readonly update: (userId: string, id: string, patch: ServicePatch) => Effect.Effect<AgentService | undefined, MissingReference>
-  readonly remove: (userId: string, id: string) => Effect.Effect<boolean>
+  /**
+   * One service the user can see, with its creator and the user's family role; undefined when not
+   * visible. `forUpdate` locks the service row for the rest of the caller's transaction.
+   */
+  readonly access: (userId: string, id: string, options?: { readonly forUpdate?: boolean }) => Effect.Effect<AccessRow | undefined>
+  /** The writes by id: the caller has checked `access` first. Undefined (false) when it is gone. */
+  readonly update: (id: string, patch: ServicePatch) => Effect.Effect<AgentService | undefined, MissingReference>
+  readonly remove: (id: string) => Effect.Effect<boolean>
+  readonly setFamily: (id: string, familyId: string | null) => Effect.Effect<AgentService | undefined>
   /** Whether the account has this reply webhook (a service's default must be one of them). */
   readonly hasReplyWebhook: (userId: string, webhookId: string) => Effect.Effect<boolean>
-  readonly setFamily: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService | undefined>
+  /** The creator's service only. */
   readonly setTokenHash: (userId: string, id: string, tokenHash: string) => Effect.Effect<AgentService | undefined>
+  /** Runs `effect` in one transaction (a write, its checks and its audit entry). */
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** The service a webhook token belongs to. */
   readonly findByTokenHash: (tokenHash: string) => Effect.Effect<ServiceRow | undefined>
   /** Writes the event in the caller's unit of work, with the rows that go with it (inbox copies, push receipts). */
@@ -103,6 +122,7 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
   static readonly layer = Layer.effect(ServicesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, title, image_url, url, created_at, updated_at, family_id, default_reply_webhook_id`
+    const sColumns = sql`s.id, s.title, s.image_url, s.url, s.created_at, s.updated_at, s.family_id, s.default_reply_webhook_id`
     const one = <A>(found: Effect.Effect<Option.Option<A>, unknown>) => found.pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
 
     const countLocked = SqlSchema.findOne({
@@ -133,33 +153,42 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
         what: "webhook services"
       }, orMissingReference(insertRow(s)))
 
+    // The account's own (at most MAX_SERVICES) and those shared with its families: each family is its
+    // owner and three more, each holding at most MAX_SERVICES, so the list stays bounded.
     const list = SqlSchema.findAll({
       Request: Schema.String,
       Result: AgentService,
-      execute: (userId) => sql`SELECT ${columns} FROM services WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${MAX_SERVICES}`
+      execute: (userId) =>
+        sql`(SELECT ${columns} FROM services WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${MAX_SERVICES})
+            UNION ALL
+            SELECT ${sColumns} FROM services s JOIN team_members m ON m.team_id = s.family_id AND m.user_id = ${userId}
+            WHERE s.user_id <> ${userId}
+            ORDER BY id DESC`
     })
 
-    const find = SqlSchema.findOneOption({
-      Request: Owned,
-      Result: AgentService,
-      execute: ({ id, userId }) => sql`SELECT ${columns} FROM services WHERE id = ${id} AND user_id = ${userId}`
+    const access = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, id: Schema.String, forUpdate: Schema.Boolean }),
+      Result: AccessRow,
+      execute: ({ forUpdate, id, userId }) =>
+        sql`SELECT ${sColumns}, s.user_id, m.role AS family_role
+            FROM services s LEFT JOIN team_members m ON m.team_id = s.family_id AND m.user_id = ${userId}
+            WHERE s.id = ${id} AND (s.user_id = ${userId} OR m.user_id IS NOT NULL)${forUpdate ? sql` FOR UPDATE OF s` : sql``}`
     })
 
-    const update = (userId: string, id: string, patch: ServicePatch) => {
+    const update = (id: string, patch: ServicePatch) => {
       const changes = Object.keys(patch).length > 0 ? sql`${sql.update({ ...patch })}, updated_at = now()` : sql`updated_at = now()`
       return orMissingReference(SqlSchema.findOneOption({
-        Request: Owned,
+        Request: Schema.String,
         Result: AgentService,
-        execute: (key) => sql`UPDATE services SET ${changes} WHERE id = ${key.id} AND user_id = ${key.userId} RETURNING ${columns}`
-      })({ userId, id })).pipe(Effect.map(Option.getOrUndefined))
+        execute: (key) => sql`UPDATE services SET ${changes} WHERE id = ${key} RETURNING ${columns}`
+      })(id)).pipe(Effect.map(Option.getOrUndefined))
     }
 
     const setFamily = SqlSchema.findOneOption({
-      Request: Schema.Struct({ userId: Schema.String, id: Schema.String, familyId: Schema.NullOr(Schema.String) }),
+      Request: Schema.Struct({ id: Schema.String, familyId: Schema.NullOr(Schema.String) }),
       Result: AgentService,
-      execute: ({ familyId, id, userId }) =>
-        sql`UPDATE services SET family_id = ${familyId}, updated_at = now()
-            WHERE id = ${id} AND user_id = ${userId} RETURNING ${columns}`
+      execute: ({ familyId, id }) =>
+        sql`UPDATE services SET family_id = ${familyId}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
     })
 
     const setTokenHash = SqlSchema.findOneOption({
@@ -171,15 +200,20 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
     })
 
     const remove = SqlSchema.findOneOption({
-      Request: Owned,
+      Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ id, userId }) => sql`DELETE FROM services WHERE id = ${id} AND user_id = ${userId} RETURNING id`
+      execute: (id) => sql`DELETE FROM services WHERE id = ${id} RETURNING id`
     })
 
+    // The family's accepted members are its `team_members` rows (pending invites are not members).
     const findByTokenHash = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ServiceRow,
-      execute: (tokenHash) => sql`SELECT ${columns}, user_id FROM services WHERE token_hash = ${tokenHash}`
+      execute: (tokenHash) =>
+        sql`SELECT ${sColumns}, s.user_id,
+                   ARRAY(SELECT m.user_id FROM team_members m WHERE m.team_id = s.family_id ORDER BY m.joined_at, m.user_id)
+                     AS family_member_ids
+            FROM services s WHERE s.token_hash = ${tokenHash}`
     })
 
     const eventRows = makeWriter<NewEvent>((rows) => sql`INSERT INTO events ${sql.insert(Arr.map(rows, (e) => ({ ...e })))}`)
@@ -209,11 +243,12 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
     return ServicesRepo.of({
       insert,
       list: (userId) => list(userId).pipe(Effect.orDie),
-      find: (userId, id) => one(find({ userId, id })),
+      access: (userId, id, options) => one(access({ userId, id, forUpdate: options?.forUpdate === true })),
       update,
-      remove: (userId, id) => remove({ userId, id }).pipe(Effect.map(Option.isSome), Effect.orDie),
+      remove: (id) => remove(id).pipe(Effect.map(Option.isSome), Effect.orDie),
+      setFamily: (id, familyId) => one(setFamily({ id, familyId })),
       hasReplyWebhook: (userId, id) => hasReplyWebhook({ userId, id }).pipe(Effect.map(Option.isSome), Effect.orDie),
-      setFamily: (userId, id, familyId) => one(setFamily({ userId, id, familyId })),
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
       setTokenHash: (userId, id, tokenHash) => one(setTokenHash({ userId, id, tokenHash })),
       findByTokenHash: (tokenHash) => one(findByTokenHash(tokenHash)),
       insertEvent: (event) => write(eventRows, [event]),

@@ -4,14 +4,19 @@
  * sharing rules of the spec's table, and inbound deliveries: each becomes an
  * Event, an inbox copy per recipient and a durable push per device.
  *
- * Sharing: only the creator shares, unshares or rotates; a family's owner may
- * also rename or delete a service shared with the family. Families arrive
- * with the teams capability; until then no family exists, so sharing with
- * one answers 404 and every service is visible to its creator only.
+ * Sharing (spec, POST /services/{id}/share): a service shared with a family
+ * is visible to the family's members (never its token). Only the creator
+ * shares, unshares or rotates; the family's owner may also rename or delete
+ * it; other members read only. Who can see a service but not do an
+ * operation gets 403 `FORBIDDEN`; who cannot see it, 404. Deliveries go to
+ * the creator and every member, each with an own inbox copy. GET /events
+ * stays the creator's: an Event's status counts every recipient's devices,
+ * and a member has their inbox copy. A change to a shared service is one
+ * entry in the family's audit log, written in the change's transaction.
  */
-import { AgentServiceWithWebhookUrl, EventList, NotFound, ServiceCreated } from "@herald/api"
-import type { LimitReached } from "@herald/api"
-import type { AgentService, CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
+import { AgentService, AgentServiceWithWebhookUrl, EventList, Forbidden, NotFound, ServiceCreated } from "@herald/api"
+import type { CurrentAgent, LimitReached } from "@herald/api"
+import type { CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
@@ -23,9 +28,16 @@ import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
+import { AuditTrail, agentActor } from "../teams/AuditTrail.ts"
+import { Membership } from "../teams/Membership.ts"
 import { ServicesRepo } from "./Repo.ts"
+import type { AccessRow } from "./Repo.ts"
 
 const notFound = new NotFound({ error: "Service not found." })
+// A workplace team is not a family: the same 404 as a family the caller is not in.
+const familyNotFound = new NotFound({ error: "Family not found." })
+const creatorOnly = (what: string) => new Forbidden({ error: `Only the service's creator may ${what}.` })
+const ownerOrCreator = new Forbidden({ error: "Only the service's creator or the family's owner may change or delete it." })
 
 /** An inbound delivery over its service's send budget (the per-token send limit, counted per service). */
 export class DeliveryThrottled extends Data.TaggedError("DeliveryThrottled")<{ readonly decision: Decision }> {}
@@ -34,10 +46,11 @@ export class Services extends Context.Service<Services, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<AgentService>>
   readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound | LimitReached>
   readonly get: (userId: string, id: string) => Effect.Effect<AgentService, NotFound>
-  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound>
-  readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound>
-  readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound>
-  readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound>
+  /** The writes act as the request's agent (the audit entry names it and its token). */
+  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound | Forbidden, CurrentAgent>
+  readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound | Forbidden, CurrentAgent>
+  readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound | Forbidden, CurrentAgent>
+  readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound | Forbidden>
   /** An inbound delivery to the service whose webhook token this is. */
   readonly deliver: (token: string, input: InboundJson) => Effect.Effect<
     { readonly eventId: string; readonly rateLimit: Decision | undefined },
@@ -52,6 +65,8 @@ export class Services extends Context.Service<Services, {
     const targeting = yield* DeviceTargeting
     const unit = yield* UnitOfWork
     const limiter = yield* RateLimiter
+    const membership = yield* Membership
+    const audit = yield* AuditTrail
     const { publicUrl } = yield* AppConfig
 
     // A service's default reply webhook must be one of the account's, like any id a body names. One
@@ -69,9 +84,10 @@ export class Services extends Context.Service<Services, {
         webhookUrl: webhookUrl(token)
       })
 
-    // Visible services only; another account's answers 404 like a missing one.
-    const visible = (userId: string, id: string) =>
-      Effect.flatMap(repo.find(userId, id), (row) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row))
+    // Visible services only; one neither created nor shared with the caller answers 404 like a missing one.
+    const access = (userId: string, id: string, options?: { readonly forUpdate?: boolean }) =>
+      Effect.flatMap(repo.access(userId, id, options), (row) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row))
+    const recordOf = ({ familyRole: _role, userId: _creator, ...service }: AccessRow) => new AgentService(service)
 
     const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
@@ -92,23 +108,74 @@ export class Services extends Context.Service<Services, {
     // A write finds no row when the service went away meanwhile: 404 too.
     const found = (row: AgentService | undefined) => row === undefined ? Effect.fail(notFound) : Effect.succeed(row)
 
+    /**
+     * Inside a change's transaction, the caller's membership rows of these families, then (by the
+     * caller) the service row: the order a leave, an ownership transfer or a family's deletion takes
+     * its locks in, so none deadlocks with this change, and a role read after it is the role at commit.
+     */
+    const holdMemberships = (userId: string, familyIds: ReadonlyArray<string | null>) =>
+      Effect.forEach([...new Set(familyIds.filter((f) => f !== null))].sort(), (familyId) =>
+        membership.standing(userId, familyId, { forUpdate: true }), { discard: true })
+
+    /** The service locked for a change by its creator or, when shared, the family's owner; another member: 403. */
+    const changeable = (userId: string, id: string) =>
+      Effect.gen(function*() {
+        yield* holdMemberships(userId, [(yield* access(userId, id)).familyId])
+        const row = yield* access(userId, id, { forUpdate: true })
+        return row.userId === userId || row.familyRole === "owner" ? row : yield* ownerOrCreator
+      })
+
+    /** A change to a shared service is an entry in its family's log. */
+    const recordChange = (familyId: string | null, serviceId: string, action: string, metadata: Record<string, unknown>) =>
+      familyId === null
+        ? Effect.void
+        : Effect.flatMap(agentActor, (actor) =>
+          audit.record(actor, { teamId: familyId, action, targetType: "service", targetId: serviceId, metadata }))
+
     const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
-      yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
-      const row = yield* repo.update(userId, id, input).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
-      return yield* found(row)
+      return yield* repo.inTransaction(Effect.gen(function*() {
+        const row = yield* changeable(userId, id)
+        // The reply webhook is the creator's: a family owner renames, it does not reroute outcomes.
+        if (input.defaultReplyWebhookId !== undefined && row.userId !== userId) return yield* creatorOnly("set its reply webhook")
+        yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
+        const updated = yield* Effect.flatMap(repo.update(id, input), found)
+        yield* recordChange(row.familyId, id, "service.updated", { fields: Object.keys(input), title: updated.title })
+        return updated
+      })).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
     })
 
     const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
-      if (!(yield* repo.remove(userId, id))) return yield* notFound
+      yield* repo.inTransaction(Effect.gen(function*() {
+        const row = yield* changeable(userId, id)
+        if (!(yield* repo.remove(id))) return yield* notFound
+        yield* recordChange(row.familyId, id, "service.deleted", { title: row.title })
+      }))
     })
 
     const share = Effect.fn("Services.share")(function*(userId: string, id: string, familyId: string | null) {
-      yield* visible(userId, id)
-      if (familyId !== null) return yield* new NotFound({ error: "Family not found." })
-      return yield* Effect.flatMap(repo.setFamily(userId, id, null), found)
+      return yield* repo.inTransaction(Effect.gen(function*() {
+        const seen = yield* access(userId, id)
+        if (seen.userId !== userId) return yield* creatorOnly("share or unshare it")
+        // Holding the membership row: a leave waits for this share, then unshares it (or came first: 404).
+        yield* holdMemberships(userId, [seen.familyId, familyId])
+        if (familyId !== null) {
+          const standing = yield* membership.require(userId, familyId, "member").pipe(
+            Effect.catchTag("NotFound", () => Effect.fail(familyNotFound))
+          )
+          if (standing.kind !== "family") return yield* familyNotFound
+        }
+        const row = yield* access(userId, id, { forUpdate: true })
+        if (row.familyId === familyId) return recordOf(row)
+        const updated = yield* Effect.flatMap(repo.setFamily(id, familyId), found)
+        yield* recordChange(row.familyId, id, "service.unshared", { title: row.title })
+        yield* recordChange(familyId, id, "service.shared", { title: row.title })
+        return updated
+      }))
     })
 
     const rotate = Effect.fn("Services.rotate")(function*(userId: string, id: string) {
+      const row = yield* access(userId, id)
+      if (row.userId !== userId) return yield* creatorOnly("rotate its webhook URL")
       const token = generateSecret("hlw")
       return created(yield* Effect.flatMap(repo.setTokenHash(userId, id, hashSecret(token)), found), token)
     })
@@ -120,9 +187,10 @@ export class Services extends Context.Service<Services, {
       // A URL leaked to a looping sender must not flood the database and the phones.
       const { allowed, reported } = limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
       if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
-      // One inbox copy per recipient (each with its own read state); family
-      // members join the recipients when the teams capability lands.
-      const devices = yield* targeting.activeOf([service.userId])
+      // The creator and, when shared, each accepted member of the family: one inbox copy each (its
+      // own read state) and a push to each of their active devices.
+      const recipients = [...new Set([service.userId, ...service.familyMemberIds])]
+      const devices = yield* targeting.activeOf(recipients)
       const id = yield* makeId("evt")
       const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const title = input.title ?? service.title
@@ -141,9 +209,9 @@ export class Services extends Context.Service<Services, {
           url: input.url ?? null,
           createdAt
         })
-        yield* inbox.add([{
-          userId: service.userId,
-          origin: "event",
+        yield* inbox.add(recipients.map((userId) => ({
+          userId,
+          origin: "event" as const,
           itemId: id,
           sourceName: service.title,
           sourceImageUrl: service.imageUrl,
@@ -152,7 +220,7 @@ export class Services extends Context.Service<Services, {
           preview,
           url,
           createdAt
-        }])
+        })))
         const message = alertMessage({
           ref: `event:${id}`,
           collapseId: id,
@@ -179,7 +247,7 @@ export class Services extends Context.Service<Services, {
     return Services.of({
       list: repo.list,
       create,
-      get: visible,
+      get: (userId, id) => Effect.map(access(userId, id), recordOf),
       update,
       remove,
       share,
@@ -190,6 +258,6 @@ export class Services extends Context.Service<Services, {
   }))
 
   static readonly layer = Services.layerNoDeps.pipe(
-    Layer.provide([ServicesRepo.layer, DeviceTargeting.layer, UnitOfWork.layer])
+    Layer.provide([ServicesRepo.layer, DeviceTargeting.layer, UnitOfWork.layer, Membership.layer, AuditTrail.layer])
   )
 }

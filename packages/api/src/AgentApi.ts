@@ -15,6 +15,7 @@ import { NotificationsGroup } from "./agent/Notifications.ts"
 import { ServicesGroup } from "./agent/Services.ts"
 import { TeamsGroup } from "./agent/Teams.ts"
 import { TeamDomainGroup } from "./agent/TeamDomain.ts"
+import { TeamInvitesGroup } from "./agent/TeamInvites.ts"
 import { InboxGroup } from "./agent/Inbox.ts"
 import { InteractionsGroup } from "./agent/Interactions.ts"
 import { WebhooksGroup } from "./agent/Webhooks.ts"
@@ -41,6 +42,7 @@ export class AgentApi extends HttpApi.make("agent")
   .add(InboxGroup)
   .add(BillingGroup)
   .add(TeamsGroup)
+  .add(TeamInvitesGroup)
   .add(TeamDomainGroup)
   .add(AppsGroup)
   .add(DeviceGroupsGroup)

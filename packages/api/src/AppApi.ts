@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { PersonActivitiesGroup } from "./app/Activities.ts"
 import { PersonAppsGroup } from "./app/Apps.ts"
+import { PersonInvitesGroup } from "./app/Invites.ts"
 import { PersonDevicesGroup } from "./app/Devices.ts"
 import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
@@ -18,6 +19,7 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonDevicesGroup)
   .add(PersonInteractionsGroup)
   .add(PersonActivitiesGroup)
+  .add(PersonInvitesGroup)
   .add(PersonAppsGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.

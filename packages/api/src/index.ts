@@ -34,3 +34,5 @@ export {
   TeamDeviceList,
   UpdateDeviceGroupRequest
 } from "./agent/DeviceGroups.ts"
+export { CreateInviteRequest, INVITES_LISTED, InviteDomain, InviteEmail, TeamInviteList } from "./agent/TeamInvites.ts"
+export { AcceptInviteRequest } from "./app/Invites.ts"

@@ -38,6 +38,12 @@ export const MAX_REPLY_WEBHOOKS = 50
 /** decisions.md: a family is its owner plus 3; accepted members and pending, unexpired invites count. */
 export const FAMILY_SEATS = 4
 
+/** Pending invites a workplace team keeps at once (a family's are bounded by its seats). */
+export const MAX_PENDING_INVITES = 500
+
+/** Members of a workplace team (a family holds `FAMILY_SEATS`). */
+export const MAX_TEAM_MEMBERS = 5000
+
 /** Families one person may belong to (as owner or member) when creating one: `GET /teams` lists them all. */
 export const MAX_FAMILIES_PER_PERSON = 20
 

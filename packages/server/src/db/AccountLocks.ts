@@ -13,7 +13,9 @@ export const LockSpace = {
   replyWebhooks: 0x5748,
   apps: 0x4150,
   // Keyed by team id: device groups per team.
-  deviceGroups: 0x4447
+  deviceGroups: 0x4447,
+  // Families a person belongs to.
+  families: 0x544d
 } as const
 
 export const lockAccount = (sql: SqlClient.SqlClient, space: number, userId: string) =>

@@ -10,7 +10,7 @@
 import { BadRequest, InboxNotificationDetail, InboxNotificationPage, InboxProjects, NotFound, ReadAllResult, ReadMark } from "@herald/api"
 import type { InboxListQuery, InboxOrigin } from "@herald/api"
 import { Context, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
+import { ServerSecrets } from "../db/ServerSecrets.ts"
 import { filterKey, makeInboxTokens } from "./Cursor.ts"
 import { InboxRepo } from "./InboxRepo.ts"
 import type { ProjectFilter } from "./InboxRepo.ts"
@@ -42,8 +42,9 @@ export class Inbox extends Context.Service<Inbox, {
 }>()("herald/Inbox") {
   static readonly layerNoDeps = Layer.effect(Inbox, Effect.gen(function*() {
     const repo = yield* InboxRepo
+    const secrets = yield* ServerSecrets
     // The first server to start creates the key; every server (and restart) reads that one.
-    const tokens = makeInboxTokens(yield* repo.serverSecret(CURSOR_KEY_NAME, randomBytes(32).toString("hex")))
+    const tokens = makeInboxTokens(yield* secrets.key(CURSOR_KEY_NAME))
 
     const projects = Effect.fn("Inbox.projects")(function*(userId: string) {
       const [rows, totalUnread] = yield* Effect.all([repo.projects(userId, MAX_INBOX_PROJECTS), repo.totalUnread(userId)])
@@ -116,5 +117,5 @@ export class Inbox extends Context.Service<Inbox, {
     })
   }))
 
-  static readonly layer = Inbox.layerNoDeps.pipe(Layer.provide(InboxRepo.layer))
+  static readonly layer = Inbox.layerNoDeps.pipe(Layer.provide([InboxRepo.layer, ServerSecrets.layer]))
 }

@@ -67,8 +67,6 @@ const Count = Schema.Struct({ n: Schema.Number })
 const UserId = Schema.Struct({ userId: Schema.String })
 
 export class InboxRepo extends Context.Service<InboxRepo, {
-  /** The named server secret, created from `fresh` by the first caller; every later caller reads the same. */
-  readonly serverSecret: (name: string, fresh: string) => Effect.Effect<string>
   /** Inserts rows now; a row whose (user, origin, item) exists is left as it is. Answers how many were new. */
   readonly insert: (rows: ReadonlyArray<InboxItemRow>) => Effect.Effect<number>
   /** The same insert, in the caller's unit of work when there is one (else now). */
@@ -220,14 +218,6 @@ export class InboxRepo extends Context.Service<InboxRepo, {
             SELECT count(*)::int AS n FROM added`
     })
 
-    const secret = SqlSchema.findOne({
-      Request: Schema.Struct({ name: Schema.String, fresh: Schema.String }),
-      Result: Schema.Struct({ secret: Schema.String }),
-      execute: ({ fresh, name }) =>
-        sql`INSERT INTO server_secrets (name, secret) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`.pipe(
-          Effect.andThen(sql`SELECT secret FROM server_secrets WHERE name = ${name}`)
-        )
-    })
     const topSeq = SqlSchema.findOne({
       Request: UserId,
       Result: Schema.Struct({ seq: Seq }),
@@ -250,7 +240,6 @@ export class InboxRepo extends Context.Service<InboxRepo, {
     })
 
     return InboxRepo.of({
-      serverSecret: (name, fresh) => secret({ name, fresh }).pipe(Effect.map((row) => row.secret), Effect.orDie),
       insert: (rows) =>
         Arr.isReadonlyArrayNonEmpty(rows) ? insertCounted(rows).pipe(Effect.map((row) => row.n), Effect.orDie) : Effect.succeed(0),
       add: (rows) => write(items, rows),

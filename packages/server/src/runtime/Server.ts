@@ -71,6 +71,8 @@ import { DeviceGroupsHandlers } from "../teams/deviceGroupsHttp.ts"
 import { Membership } from "../teams/Membership.ts"
 import { Teams } from "../teams/Teams.ts"
 import { TeamsHandlers } from "../teams/http.ts"
+import { Invites } from "../teams/Invites.ts"
+import { PersonInvitesHandlers, TeamInvitesHandlers } from "../teams/invitesHttp.ts"
 import { Domains } from "../teams/Domains.ts"
 import { TeamDomainHandlers } from "../teams/domainHttp.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
@@ -79,16 +81,12 @@ import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
   Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers]),
-  Layer.provide([AppsHandlers]),
-  Layer.provide([DeviceGroupsHandlers]),
-  Layer.provide([AuditHandlers]),
-  Layer.provide([TeamsHandlers]),
-  Layer.provide([TeamDomainHandlers])
+  Layer.provide([TeamsHandlers, TeamInvitesHandlers, DeviceGroupsHandlers, TeamDomainHandlers, AuditHandlers, AppsHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
   Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers]),
-  Layer.provide([PersonAppsHandlers])
+  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -114,9 +112,15 @@ const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer, AppAccess.layer))
 )
 
-/** Teams and families, their audit log, and web apps. */
-const TeamsLayer = Layer.mergeAll(Membership.layer, AuditTrail.layer, Teams.layer)
-const AppsLayer = Apps.layer.pipe(Layer.provide([TeamsLayer, MessagingLayer]))
+/** Teams and families (membership, invites, device groups, the domain, the audit log) and web apps. */
+const TeamsLayer = Layer.mergeAll(
+  Invites.layer,
+  DeviceGroups.layer,
+  Domains.layer,
+  AuditLog.layer,
+  AuditRetention.layer,
+  Apps.layer.pipe(Layer.provide(MessagingLayer))
+).pipe(Layer.provideMerge(Layer.mergeAll(Membership.layer, AuditTrail.layer, Teams.layer)))
 
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
@@ -125,11 +129,7 @@ export const CapabilitiesLayer = Layer.mergeAll(
   Idempotency.layer,
   Billing.layer,
   SandboxRepo.layer,
-  TeamsLayer,
-  Layer.mergeAll(AuditLog.layer, AuditRetention.layer).pipe(Layer.provide(TeamsLayer)),
-  DeviceGroups.layer,
-  Domains.layer.pipe(Layer.provide(TeamsLayer)),
-  AppsLayer
+  TeamsLayer
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)

@@ -16,7 +16,7 @@
 import { AUDIT_CSV_MAX_ROWS, AuditLogPage, BadRequest } from "@herald/api"
 import type { AuditLogQuery, Forbidden, NotFound } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { ServerSecrets } from "../db/ServerSecrets.ts"
 import { open, sign } from "../inbox/Cursor.ts"
 import { csvHeader, csvLine } from "./AuditCsv.ts"
 import { AuditLogRepo, entryOf, keyOf } from "./AuditLogRepo.ts"
@@ -56,8 +56,9 @@ export class AuditLog extends Context.Service<AuditLog, {
   static readonly layerNoDeps = Layer.effect(AuditLog, Effect.gen(function*() {
     const repo = yield* AuditLogRepo
     const membership = yield* Membership
+    const secrets = yield* ServerSecrets
     // The first server to start creates the key; every server (and restart) reads that one.
-    const key = Buffer.from(yield* repo.serverSecret(AUDIT_CURSOR_KEY_NAME, randomBytes(32).toString("hex")), "hex")
+    const key = Buffer.from(yield* secrets.key(AUDIT_CURSOR_KEY_NAME), "hex")
 
     const cursorOf = (filter: AuditFilter, after: AuditKey) => sign(key, { k: "a", f: filterKey(filter), at: after.at, i: after.id })
     const openCursor = (token: string, filter: AuditFilter): Option.Option<AuditKey> =>
@@ -118,5 +119,5 @@ export class AuditLog extends Context.Service<AuditLog, {
     return AuditLog.of({ page, csv })
   }))
 
-  static readonly layer = AuditLog.layerNoDeps.pipe(Layer.provide(AuditLogRepo.layer))
+  static readonly layer = AuditLog.layerNoDeps.pipe(Layer.provide([AuditLogRepo.layer, ServerSecrets.layer]))
 }

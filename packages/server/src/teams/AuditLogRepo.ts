@@ -34,8 +34,6 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
   readonly page: (filter: AuditFilter, after: AuditKey | null, limit: number) => Effect.Effect<ReadonlyArray<AuditRow>>
   /** How many entries match `filter`, counting no further than `atMost`. */
   readonly countUpTo: (filter: AuditFilter, atMost: number) => Effect.Effect<number>
-  /** The secret stored under `name`, storing `fresh` first if there is none (the first server to ask wins). */
-  readonly serverSecret: (name: string, fresh: string) => Effect.Effect<string>
   /** Teams that keep their audit log a limited time. */
   readonly teamsWithRetention: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly retentionDays: number }>>
   /** Deletes up to `batch` of the team's entries created before `before` (ISO); how many went. */
@@ -73,14 +71,6 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
         sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM team_audit WHERE ${where(filter, null)} LIMIT ${atMost}) AS s`
     })
 
-    const secret = SqlSchema.findOne({
-      Request: Schema.Struct({ name: Schema.String, fresh: Schema.String }),
-      Result: Schema.Struct({ secret: Schema.String }),
-      execute: ({ fresh, name }) =>
-        sql`INSERT INTO server_secrets (name, secret) VALUES (${name}, ${fresh}) ON CONFLICT (name) DO NOTHING`.pipe(
-          Effect.andThen(sql`SELECT secret FROM server_secrets WHERE name = ${name}`)
-        )
-    })
 
     const teamsWithRetention = SqlSchema.findAll({
       Request: Schema.Void,
@@ -103,7 +93,6 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
     return AuditLogRepo.of({
       page: (filter, after, limit) => page({ filter, after, limit }).pipe(Effect.orDie),
       countUpTo: (filter, atMost) => countUpTo({ filter, atMost }).pipe(Effect.map((row) => row.n), Effect.orDie),
-      serverSecret: (name, fresh) => secret({ name, fresh }).pipe(Effect.map((row) => row.secret), Effect.orDie),
       teamsWithRetention: teamsWithRetention(undefined).pipe(Effect.orDie),
       deleteOlder: (teamId, before, batch) => deleteOlder({ teamId, before, batch }).pipe(Effect.map((row) => row.n), Effect.orDie)
     })

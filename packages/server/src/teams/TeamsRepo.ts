@@ -11,6 +11,7 @@ import { DomainVerification, Team, TeamMember, TeamRole, TeamSeats } from "@hera
 import type { TeamKind, TeamPlan } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
 import { FAMILY_SEATS } from "../config/Limits.ts"
 
 /** A team's columns and counts as one member sees them, before the record is shaped. */
@@ -146,7 +147,7 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
       Request: Schema.Struct({ userId: Schema.String, kind: Schema.String }),
       Result: Schema.Struct({ n: Schema.Number }),
       execute: ({ kind, userId }) =>
-        sql`SELECT pg_advisory_xact_lock(${TEAMS_LOCK_SPACE}, hashtext(${userId}))`.pipe(
+        lockAccount(sql, LockSpace.families, userId).pipe(
           Effect.andThen(sql`SELECT count(*)::int AS n FROM team_members m JOIN teams t ON t.id = m.team_id
                              WHERE m.user_id = ${userId} AND t.kind = ${kind}`)
         )
@@ -216,5 +217,3 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
   }))
 }
 
-/** Advisory-lock space of a person's team memberships (counted before a family is created). */
-const TEAMS_LOCK_SPACE = 0x544d

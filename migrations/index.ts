@@ -12,6 +12,7 @@ import m0006 from "./0006_receipts_outlive_devices.ts"
 import m0007 from "./0007_activity_update_wait.ts"
 import m0008 from "./0008_reply_attempt_started.ts"
 import m0009 from "./0009_teams.ts"
+import m0010 from "./0010_oncall.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -22,5 +23,6 @@ export const loader = Migrator.fromRecord({
   "0006_receipts_outlive_devices": m0006,
   "0007_activity_update_wait": m0007,
   "0008_reply_attempt_started": m0008,
-  "0009_teams": m0009
+  "0009_teams": m0009,
+  "0010_oncall": m0010
 })

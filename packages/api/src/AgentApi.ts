@@ -12,6 +12,8 @@ import { DeviceGroupsGroup } from "./agent/DeviceGroups.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
 import { HistoryGroup } from "./agent/History.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
+import { OncallGroupsGroup } from "./agent/Oncall.ts"
+import { PagesGroup } from "./agent/Pages.ts"
 import { ServicesGroup } from "./agent/Services.ts"
 import { TeamsGroup } from "./agent/Teams.ts"
 import { TeamDomainGroup } from "./agent/TeamDomain.ts"
@@ -47,6 +49,8 @@ export class AgentApi extends HttpApi.make("agent")
   .add(AppsGroup)
   .add(DeviceGroupsGroup)
   .add(AuditGroup)
+  .add(OncallGroupsGroup)
+  .add(PagesGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

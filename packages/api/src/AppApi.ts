@@ -9,6 +9,7 @@ import { PersonInvitesGroup } from "./app/Invites.ts"
 import { PersonDevicesGroup } from "./app/Devices.ts"
 import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
+import { PersonPagesGroup } from "./app/Pages.ts"
 import { PersonTokensGroup } from "./app/Tokens.ts"
 import { errorSchemasAsSent } from "./errors.ts"
 import { RequestErrors } from "./Security.ts"
@@ -21,6 +22,7 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonActivitiesGroup)
   .add(PersonInvitesGroup)
   .add(PersonAppsGroup)
+  .add(PersonPagesGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

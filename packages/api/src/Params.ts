@@ -20,10 +20,10 @@ export const NotificationRef = Schema.String.check(
   Schema.isPattern(/^(?:notification:)?anot_[0-9A-Za-z]{1,64}$/)
 ).annotate({ identifier: "NotificationRef", description: "`anot_…` or `notification:anot_…`." })
 
-/** An inbox item: `event:evt_…`, `notification:anot_…` or `interaction:int_…`. */
+/** An inbox item: `event:evt_…`, `notification:anot_…`, `interaction:int_…` or `page:page_…`. */
 export const InboxItemRef = Schema.String.check(
-  Schema.isPattern(/^(?:event:evt|notification:anot|interaction:int)_[0-9A-Za-z]{1,64}$/)
-).annotate({ identifier: "InboxItemRef", description: "`event:evt_…`, `notification:anot_…` or `interaction:int_…`." })
+  Schema.isPattern(/^(?:event:evt|notification:anot|interaction:int|page:page)_[0-9A-Za-z]{1,64}$/)
+).annotate({ identifier: "InboxItemRef", description: "`event:evt_…`, `notification:anot_…`, `interaction:int_…` or `page:page_…`." })
 
 /**
  * The secret of a webhook URL (`hlw_…`); the URL's only credential. Deliberately loose: a malformed
@@ -51,3 +51,7 @@ export const InviteId = prefixedId("inv", "InviteId")
 export const DeviceGroupId = prefixedId("grp", "DeviceGroupId")
 export const AppId = prefixedId("app", "AppId")
 export const UserId = prefixedId("usr", "UserId")
+
+// On-call.
+export const OncallGroupId = prefixedId("ocg", "OncallGroupId")
+export const PageId = prefixedId("page", "PageId")

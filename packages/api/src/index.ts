@@ -36,3 +36,24 @@ export {
 } from "./agent/DeviceGroups.ts"
 export { CreateInviteRequest, INVITES_LISTED, InviteDomain, InviteEmail, TeamInviteList } from "./agent/TeamInvites.ts"
 export { AcceptInviteRequest } from "./app/Invites.ts"
+export { CreatePageRequest, DedupKey, PAGES_LISTED_DEFAULT, PagesGroup, PagesQuery } from "./agent/Pages.ts"
+export { PersonPagesGroup } from "./app/Pages.ts"
+export {
+  CreateOncallGroupRequest,
+  CreateOverrideRequest,
+  EscalationStepInput,
+  ONCALL_MAX_ESCALATION_MINUTES,
+  ONCALL_MAX_ESCALATION_STEPS,
+  ONCALL_MAX_GROUPS,
+  ONCALL_MAX_OVERRIDE_DAYS,
+  ONCALL_MAX_OVERRIDES,
+  ONCALL_MAX_ROTATION_MEMBERS,
+  OncallGroupList,
+  OncallGroupRef,
+  OncallGroupsGroup,
+  OncallMe,
+  OncallMyShift,
+  OverrideId,
+  RotationInput,
+  UpdateOncallGroupRequest
+} from "./agent/Oncall.ts"

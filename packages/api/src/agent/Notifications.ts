@@ -2,7 +2,8 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { BodyFormat, ImageUrl, TapUrl } from "../domain/Common.ts"
 import { AgentNotificationCreated, AgentNotificationReplay, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
-import { IdempotencyKeyInUse, IdempotencyKeyReused, NotFound, WithdrawFailed } from "../errors.ts"
+import { PageCreated, PageDeduplicated, PageReplay } from "../domain/Oncall.ts"
+import { IdempotencyKeyInUse, IdempotencyKeyReused, MissingScope, NotFound, WithdrawFailed } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { NotificationRef } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
@@ -32,7 +33,9 @@ export const CreateNotificationRequest = Schema.Struct({
       Schema.isMinLength(1),
       Schema.isMaxLength(100)
     )
-  )
+  ),
+  /** An on-call group id: pages that group instead (decisions.md). */
+  oncall: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^ocg_[0-9A-Za-z]{1,64}$/)))
 }).annotate({ identifier: "CreateNotificationRequest" })
 export type CreateNotificationRequest = typeof CreateNotificationRequest.Type
 
@@ -51,8 +54,14 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
     HttpApiEndpoint.post("create", "/notifications", {
       headers: IdempotencyHeaders,
       payload: CreateNotificationRequest,
-      success: [AgentNotificationReplay, AgentNotificationCreated.pipe(HttpApiSchema.status(201))],
-      error: [NotFound, IdempotencyKeyReused, IdempotencyKeyInUse]
+      success: [
+        AgentNotificationReplay,
+        AgentNotificationCreated.pipe(HttpApiSchema.status(201)),
+        PageReplay,
+        PageDeduplicated,
+        PageCreated.pipe(HttpApiSchema.status(201))
+      ],
+      error: [NotFound, MissingScope, IdempotencyKeyReused, IdempotencyKeyInUse]
     }).pipe(agentOperation({
       summary: "Send a one-shot push",
       description: "Pushes to the account's active devices (or to `deviceIds`, each of which must be the account's: " +
@@ -64,7 +73,13 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
         "(its own or one shared with its team or family; unknown or another account's: 404): the record echoes it and " +
         "the inbox item carries it as `app` (AppSummary), null once the app is deleted. `Idempotency-Key`: the same body within 24 h replays the first " +
         "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
-        "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.",
+        "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.\n\n" +
+        "`oncall` (an on-call group id): the push pages that group instead, as POST /oncall/{groupId}/pages does " +
+        "(title, body, url and appId become the page's; `summary`, `bodyFormat`, `imageUrl`, `projectId` and " +
+        "`deviceIds` do not apply). It needs `oncall:write` as well (else 403 `MISSING_SCOPE`) and the token's " +
+        "account must be a member of the group's team (else 404). Answers 201 `{page, deduplicated: false}`, or 200 " +
+        "`{page, deduplicated: true}` when an open page of the group with the same dedup key (the `Idempotency-Key`) " +
+        "absorbed it.",
       scopes: ["notifications:send"],
       sends: true
     })),

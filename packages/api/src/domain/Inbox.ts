@@ -21,12 +21,12 @@ export class InboxProjects extends Schema.Class<InboxProjects>("InboxProjects")(
   totalUnread: Schema.Natural
 }) {}
 
-/** Where an inbox item came from: a webhook-service `event`, an agent `notification` or a prompt (`interaction`). */
-export const InboxOrigin = Schema.Literals(["event", "notification", "interaction"])
+/** Where an inbox item came from: a webhook-service `event`, an agent `notification`, a prompt (`interaction`) or an on-call `page`. */
+export const InboxOrigin = Schema.Literals(["event", "notification", "interaction", "page"])
 export type InboxOrigin = typeof InboxOrigin.Type
 
-/** An inbox item id: composite `event:<id>`, `notification:<id>` or `interaction:<id>`. */
-export const InboxItemId = Schema.String.check(Schema.isPattern(/^(?:event|notification|interaction):.+$/u))
+/** An inbox item id: composite `event:<id>`, `notification:<id>`, `interaction:<id>` or `page:<id>`. */
+export const InboxItemId = Schema.String.check(Schema.isPattern(/^(?:event|notification|interaction|page):.+$/u))
 
 /** InboxNotificationSummary: one inbox item as the list shows it. */
 export class InboxNotificationSummary extends Schema.Class<InboxNotificationSummary>("InboxNotificationSummary")({

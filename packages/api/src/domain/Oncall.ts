@@ -1,7 +1,7 @@
 /** Records of on-call: groups with rotations, escalation and overrides, and the pages sent to them. */
 import { Schema } from "effect"
 import { AppSummary } from "./Apps.ts"
-import { FreeObject, Timestamp } from "./Common.ts"
+import { Timestamp } from "./Common.ts"
 
 /** OncallPerson: a person as on-call records show them. */
 export class OncallPerson extends Schema.Class<OncallPerson>("OncallPerson")({
@@ -69,28 +69,66 @@ export class OncallGroup extends Schema.Class<OncallGroup>("OncallGroup")({
 export const PageStatus = Schema.Literals(["triggered", "acknowledged", "resolved"])
 export type PageStatus = typeof PageStatus.Type
 
+/** One person paged by a page: who, when, and at which escalation step (0: the on-call person at creation). */
+export class PageNotified extends Schema.Class<PageNotified>("PageNotified")({
+  userId: Schema.String,
+  name: Schema.String,
+  at: Timestamp,
+  step: Schema.Natural
+}) {}
+
 /**
- * OncallPage: a page of an on-call group; id `page_…`. The spec requires only `id`, `groupId`,
- * `groupName`, `teamId` and `title`; the other fields it names are optional here as written, and
- * it does not show the fields from `notified` onward, so the entries of `notified` are free-form
- * objects and the record's timestamps are optional.
+ * OncallPage: a page of an on-call group; id `page_…`. `groupId` is null once the group is deleted
+ * (`groupName` keeps its name). `notified` lists everyone paged so far, in the order they were paged.
  */
 export class OncallPage extends Schema.Class<OncallPage>("OncallPage")({
   id: Schema.String,
-  groupId: Schema.String,
+  groupId: Schema.NullOr(Schema.String),
   groupName: Schema.String,
   teamId: Schema.String,
   title: Schema.String,
-  body: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  url: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  app: Schema.optionalKey(Schema.NullOr(AppSummary)),
-  status: Schema.optionalKey(PageStatus),
-  dedupKey: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  repeatCount: Schema.optionalKey(Schema.Natural),
-  /** Who has been paged so far (entry fields not fixed by the spec). */
-  notified: Schema.optionalKey(Schema.Array(FreeObject)),
-  createdAt: Schema.optionalKey(Timestamp),
-  updatedAt: Schema.optionalKey(Timestamp),
-  acknowledgedAt: Schema.optionalKey(Schema.NullOr(Timestamp)),
-  resolvedAt: Schema.optionalKey(Schema.NullOr(Timestamp))
+  body: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String),
+  app: Schema.NullOr(AppSummary),
+  status: PageStatus,
+  dedupKey: Schema.NullOr(Schema.String),
+  repeatCount: Schema.Natural,
+  notified: Schema.Array(PageNotified),
+  /** How many escalation steps have run (0: only the on-call person was paged). */
+  step: Schema.Natural,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  acknowledgedAt: Schema.NullOr(Timestamp),
+  acknowledgedBy: Schema.NullOr(Schema.String),
+  resolvedAt: Schema.NullOr(Timestamp),
+  resolvedBy: Schema.NullOr(Schema.String)
+}) {}
+
+/** 201: a new page was created and the on-call person paged. */
+export class PageCreated extends Schema.Class<PageCreated>("PageCreated")({
+  page: OncallPage,
+  deduplicated: Schema.Literal(false)
+}) {}
+
+/** 200: an open page with the same dedup key absorbed the request (`repeatCount` + 1, nothing pushed). */
+export class PageDeduplicated extends Schema.Class<PageDeduplicated>("PageDeduplicated")({
+  page: OncallPage,
+  deduplicated: Schema.Literal(true)
+}) {}
+
+/** 200: the first answer to this `Idempotency-Key`, replayed. */
+export class PageReplay extends Schema.Class<PageReplay>("PageReplay")({
+  page: OncallPage,
+  deduplicated: Schema.Boolean,
+  idempotent: Schema.Literal(true)
+}) {}
+
+/** The stored answer of a page creation (either kind), for idempotent replay. */
+export const PageOutcome = Schema.Union([PageCreated, PageDeduplicated])
+export type PageOutcome = typeof PageOutcome.Type
+
+/** OncallPageList: a team's pages, newest first, with the cursor of the next page of results. */
+export class OncallPageList extends Schema.Class<OncallPageList>("OncallPageList")({
+  items: Schema.Array(OncallPage),
+  nextCursor: Schema.NullOr(Schema.String)
 }) {}

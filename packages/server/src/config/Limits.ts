@@ -61,3 +61,17 @@ export const MAX_TEAM_DEVICES_LISTED = 10_000
 
 /** Members and devices one device group lists at most: schema bounds of the contract (400 `VALIDATION_FAILED`). */
 export { DEVICE_GROUP_MAX_DEVICES, DEVICE_GROUP_MAX_MEMBERS } from "@herald/api"
+
+/**
+ * On-call: groups per team or family and current-and-future overrides per group (422 `LIMIT_REACHED`);
+ * rotation members, escalation steps and their minutes, and an override's longest window in days
+ * (400 `VALIDATION_FAILED`): bounds of the contract.
+ */
+export {
+  ONCALL_MAX_ESCALATION_MINUTES,
+  ONCALL_MAX_ESCALATION_STEPS,
+  ONCALL_MAX_GROUPS,
+  ONCALL_MAX_OVERRIDE_DAYS,
+  ONCALL_MAX_OVERRIDES,
+  ONCALL_MAX_ROTATION_MEMBERS
+} from "@herald/api"

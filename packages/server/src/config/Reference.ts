@@ -6,6 +6,7 @@
 import { activityVariables } from "./ActivityConfig.ts"
 import { appVariables } from "./AppConfig.ts"
 import { domainVariables } from "./DomainConfig.ts"
+import { oncallVariables } from "./OncallConfig.ts"
 import { outboxVariables } from "./OutboxConfig.ts"
 import { pushVariables } from "./PushConfig.ts"
 import { rateLimitVariables } from "./RateLimitConfig.ts"
@@ -46,6 +47,11 @@ export const sections: ReadonlyArray<Section> = [
     title: "Live activities",
     intro: "Pacing of live-activity pushes per device.",
     variables: list(activityVariables)
+  },
+  {
+    title: "On-call",
+    intro: "Timing of on-call escalation.",
+    variables: list(oncallVariables)
   },
   {
     title: "Rate limits",

@@ -15,7 +15,9 @@ export const LockSpace = {
   // Keyed by team id: device groups per team.
   deviceGroups: 0x4447,
   // Families a person belongs to.
-  families: 0x544d
+  families: 0x544d,
+  // Keyed by team id: on-call groups per team.
+  oncallGroups: 0x4f43
 } as const
 
 export const lockAccount = (sql: SqlClient.SqlClient, space: number, userId: string) =>

@@ -150,10 +150,12 @@ export class InboxRepo extends Context.Service<InboxRepo, {
       execute: (k) =>
         sql`SELECT ${summaryColumns}, i.body, i.summary,
                    CASE WHEN i.origin = 'notification' AND n.withdrawn_at IS NOT NULL THEN 'withdrawn'
-                        WHEN i.origin = 'interaction' THEN p.status END AS status
+                        WHEN i.origin = 'interaction' THEN p.status
+                        WHEN i.origin = 'page' THEN pg.status END AS status
             FROM inbox_items i
             LEFT JOIN notifications n ON i.origin = 'notification' AND n.id = i.item_id
             LEFT JOIN interactions p ON i.origin = 'interaction' AND p.id = i.item_id
+            LEFT JOIN pages pg ON i.origin = 'page' AND pg.id = i.item_id
             WHERE i.user_id = ${k.userId} AND i.origin = ${k.origin} AND i.item_id = ${k.itemId}`
     })
 

@@ -1,24 +1,33 @@
 /** Agent API handlers of the notifications capability. */
-import { AgentApi, AgentNotificationCreated, AgentNotificationReplay, CurrentAgent } from "@herald/api"
+import { AgentApi, AgentNotificationCreated, AgentNotificationReplay, CurrentAgent, MissingScope } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Pages } from "../oncall/Pages.ts"
+import { createPage } from "../oncall/pagesHttp.ts"
 import { Notifications } from "./Notifications.ts"
 
 export const NotificationsHandlers = HttpApiBuilder.group(AgentApi, "notifications", Effect.fn(function*(handlers) {
   const notifications = yield* Notifications
   const idempotency = yield* Idempotency
+  const pages = yield* Pages
   return handlers
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => {
-        const send = notifications.send(agent, payload)
+      Effect.gen(function*() {
+        const agent = yield* CurrentAgent
         const key = headers["idempotency-key"]
-        if (key === undefined) return send
-        return idempotency.run({ userId: agent.userId, route: "POST /notifications", key, body: payload }, AgentNotificationCreated, send).pipe(
-          Effect.map(({ replayed, value }) =>
-            replayed ? new AgentNotificationReplay({ ...value, idempotent: true }) : value
-          )
-        )
+        if (payload.oncall !== undefined) {
+          // decisions.md: paging through POST /notifications needs `oncall:write` as well.
+          if (!agent.scopes.includes("oncall:write")) {
+            return yield* new MissingScope({ error: "The token lacks scopes: oncall:write.", required: ["oncall:write"] })
+          }
+          const input = { title: payload.title, body: payload.body, url: payload.url, ...(payload.appId !== undefined ? { appId: payload.appId } : {}) }
+          return yield* createPage({ pages, idempotency }, { route: "POST /notifications", groupId: payload.oncall, input, key, body: payload })
+        }
+        const send = notifications.send(agent, payload)
+        if (key === undefined) return yield* send
+        const { replayed, value } = yield* idempotency.run({ userId: agent.userId, route: "POST /notifications", key, body: payload }, AgentNotificationCreated, send)
+        return replayed ? new AgentNotificationReplay({ ...value, idempotent: true }) : value
       }))
     .handle("withdraw", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => notifications.withdraw(agent.userId, params.id)))
 }))

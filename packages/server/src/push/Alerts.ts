@@ -23,6 +23,11 @@ export interface AlertContent {
   readonly category?: string
   /** More string fields for the app (e.g. a prompt's kind and action digest). */
   readonly data?: Record<string, string>
+  /**
+   * `time-sensitive` (an on-call page): breaks through Focus on iOS
+   * (`interruption-level`) and tells the Android app to use its urgent channel.
+   */
+  readonly interruptionLevel?: "time-sensitive"
 }
 
 const optional = (entries: Record<string, string | null>): Record<string, string> =>
@@ -59,7 +64,10 @@ export const alertMessage = (alert: AlertContent): PushMessage => {
 }
 
 const buildAlert = (alert: AlertContent): PushMessage => {
-  const extra = { ...optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl }), ...alert.data }
+  const extra = {
+    ...optional({ ref: alert.ref, url: alert.url, imageUrl: alert.imageUrl, interruptionLevel: alert.interruptionLevel ?? null }),
+    ...alert.data
+  }
   return {
     pushType: "alert",
     priority: 10,
@@ -71,7 +79,8 @@ const buildAlert = (alert: AlertContent): PushMessage => {
         // Lets the app's notification service extension fetch `imageUrl`.
         ...(alert.imageUrl !== null ? { "mutable-content": 1 } : {}),
         ...(alert.threadId !== null ? { "thread-id": alert.threadId } : {}),
-        ...(alert.category !== undefined ? { category: alert.category } : {})
+        ...(alert.category !== undefined ? { category: alert.category } : {}),
+        ...(alert.interruptionLevel !== undefined ? { "interruption-level": alert.interruptionLevel } : {})
       },
       herald: extra
     },

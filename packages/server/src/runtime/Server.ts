@@ -52,6 +52,7 @@ import { LiveActivities } from "../activities/LiveActivities.ts"
 import { ActivitiesRepos } from "../activities/Repos.ts"
 import { ClusterLayer } from "../cluster/Cluster.ts"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
+import { OncallConfig } from "../config/OncallConfig.ts"
 import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
 import { Interactions } from "../interactions/Interactions.ts"
 import { PromptLive } from "../interactions/PromptBehaviour.ts"
@@ -76,17 +77,27 @@ import { PersonInvitesHandlers, TeamInvitesHandlers } from "../teams/invitesHttp
 import { Domains } from "../teams/Domains.ts"
 import { TeamDomainHandlers } from "../teams/domainHttp.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
+import { PageLive } from "../oncall/PageBehaviour.ts"
+import { Pages } from "../oncall/Pages.ts"
+import { PersonPagesHandlers } from "../oncall/pagesAppHttp.ts"
+import { PagesHandlers } from "../oncall/pagesHttp.ts"
+import { PagesRepo } from "../oncall/PagesRepo.ts"
+import { GroupsRepo } from "../oncall/GroupsRepo.ts"
+import { Groups as OncallGroups } from "../oncall/Groups.ts"
+import { OncallGroupsHandlers } from "../oncall/groupsHttp.ts"
+import { PageSteps } from "../oncall/PageSteps.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
   Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers]),
-  Layer.provide([TeamsHandlers, TeamInvitesHandlers, DeviceGroupsHandlers, TeamDomainHandlers, AuditHandlers, AppsHandlers])
+  Layer.provide([TeamsHandlers, TeamInvitesHandlers, DeviceGroupsHandlers, TeamDomainHandlers, AuditHandlers, AppsHandlers]),
+  Layer.provide([PagesHandlers, OncallGroupsHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
   Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers]),
-  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers])
+  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -122,6 +133,13 @@ const TeamsLayer = Layer.mergeAll(
   Apps.layer.pipe(Layer.provide(MessagingLayer))
 ).pipe(Layer.provideMerge(Layer.mergeAll(Membership.layer, AuditTrail.layer, Teams.layer)))
 
+/** On-call pages: the service and its entity (one actor per page, durable escalation timers) on the cluster runtime. */
+const PagesLayer = Layer.mergeAll(Pages.layerNoDeps, PageLive).pipe(
+  Layer.provideMerge(PageSteps.layer),
+  Layer.provideMerge(Layer.mergeAll(PagesRepo.layer, GroupsRepo.layer)),
+  Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, Membership.layer, AuditTrail.layer, AppAccess.layer, OncallConfig.layer))
+)
+
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
   PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
@@ -129,7 +147,9 @@ export const CapabilitiesLayer = Layer.mergeAll(
   Idempotency.layer,
   Billing.layer,
   SandboxRepo.layer,
-  TeamsLayer
+  TeamsLayer,
+  PagesLayer,
+  OncallGroups.layer
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)

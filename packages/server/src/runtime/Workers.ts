@@ -21,6 +21,7 @@ import { PromptWakeups } from "../interactions/Wakeups.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
 import { AuditRetention } from "../teams/AuditRetention.ts"
+import { Pages } from "../oncall/Pages.ts"
 import * as Worker from "./Worker.ts"
 
 // ── push (outbox drain, node heartbeat) ─────────────────────────────────────
@@ -94,6 +95,16 @@ export const ActivityWorkers = Layer.unwrap(Effect.map(LiveActivities, (activiti
     Worker.once("live-activity-deadlines", activities.rescheduleExpiries)
   )))
 
+// ── on-call (escalation timers rescheduling) ───────────────────────────────
+
+/**
+ * Pages: the step timers of triggered pages a crash left unstored (between a
+ * page's commit and its timers), stored once at start; a timer already stored
+ * is left as it is (one per step).
+ */
+export const PageWorkers = Layer.unwrap(Effect.map(Pages, (pages) =>
+  Worker.once("page-deadlines", pages.rescheduleDeadlines)))
+
 // ── webhooks (delivery worker) ──────────────────────────────────────────────
 
 /**
@@ -128,6 +139,8 @@ export const WorkersLayer = Layer.mergeAll(
   PromptWorkers,
   // activities
   ActivityWorkers,
+  // on-call
+  PageWorkers,
   // webhooks
   DeliveriesWorkers,
   // teams

@@ -38,6 +38,8 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
   readonly teamsWithRetention: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly retentionDays: number }>>
   /** Deletes up to `batch` of the team's entries created before `before` (ISO); how many went. */
   readonly deleteOlder: (teamId: string, before: string, batch: number) => Effect.Effect<number>
+  /** Deletes up to `batch` of the team's resolved pages resolved before `before` (ISO); how many went. */
+  readonly deleteResolvedPages: (teamId: string, before: string, batch: number) => Effect.Effect<number>
 }>()("herald/teams/AuditLogRepo") {
   static readonly layer = Layer.effect(AuditLogRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -90,11 +92,26 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
             SELECT count(*)::int AS n FROM gone`
     })
 
+    const deleteResolvedPages = SqlSchema.findOne({
+      Request: Schema.Struct({ teamId: Schema.String, before: Schema.String, batch: Schema.Number }),
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: ({ batch, before, teamId }) =>
+        sql`WITH gone AS (
+              DELETE FROM pages WHERE id IN (
+                SELECT id FROM pages WHERE team_id = ${teamId} AND status = 'resolved'
+                  AND resolved_at < ${before}::text::timestamptz
+                ORDER BY resolved_at LIMIT ${batch})
+              RETURNING 1)
+            SELECT count(*)::int AS n FROM gone`
+    })
+
     return AuditLogRepo.of({
       page: (filter, after, limit) => page({ filter, after, limit }).pipe(Effect.orDie),
       countUpTo: (filter, atMost) => countUpTo({ filter, atMost }).pipe(Effect.map((row) => row.n), Effect.orDie),
       teamsWithRetention: teamsWithRetention(undefined).pipe(Effect.orDie),
-      deleteOlder: (teamId, before, batch) => deleteOlder({ teamId, before, batch }).pipe(Effect.map((row) => row.n), Effect.orDie)
+      deleteOlder: (teamId, before, batch) => deleteOlder({ teamId, before, batch }).pipe(Effect.map((row) => row.n), Effect.orDie),
+      deleteResolvedPages: (teamId, before, batch) =>
+        deleteResolvedPages({ teamId, before, batch }).pipe(Effect.map((row) => row.n), Effect.orDie)
     })
   }))
 }

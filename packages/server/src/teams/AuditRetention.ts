@@ -27,9 +27,14 @@ export class AuditRetention extends Context.Service<AuditRetention, {
     const repo = yield* AuditLogRepo
 
     // Batch after batch until one comes back short: the team's backlog is gone.
-    const sweepTeam = (teamId: string, before: string, deletedSoFar = 0): Effect.Effect<number> =>
-      Effect.flatMap(repo.deleteOlder(teamId, before, RETENTION_BATCH), (n) =>
-        n < RETENTION_BATCH ? Effect.succeed(deletedSoFar + n) : sweepTeam(teamId, before, deletedSoFar + n))
+    const drain = (batch: Effect.Effect<number>, deletedSoFar = 0): Effect.Effect<number> =>
+      Effect.flatMap(batch, (n) => n < RETENTION_BATCH ? Effect.succeed(deletedSoFar + n) : drain(batch, deletedSoFar + n))
+    const sweepTeam = (teamId: string, before: string) =>
+      Effect.zipWith(
+        drain(repo.deleteOlder(teamId, before, RETENTION_BATCH)),
+        drain(repo.deleteResolvedPages(teamId, before, RETENTION_BATCH)),
+        (entries, pages) => entries + pages
+      )
 
     const sweep = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -37,7 +42,6 @@ export class AuditRetention extends Context.Service<AuditRetention, {
       let deleted = 0
       for (const team of teams) {
         deleted += yield* sweepTeam(team.id, new Date(now - team.retentionDays * DAY_MS).toISOString())
-        // Resolved pages older than the retention go here too when on-call (groups, rotations, pages) lands.
       }
       if (deleted > 0) yield* Effect.logInfo(`audit retention: deleted ${deleted} entries`)
       return deleted

@@ -24,6 +24,7 @@ const TeamRow = Schema.Struct({
   memberCount: Schema.Number,
   appCount: Schema.Number,
   deviceGroupCount: Schema.Number,
+  oncallGroupCount: Schema.Number,
   pendingInvites: Schema.Number,
   verifiedDomain: Schema.NullOr(Schema.String),
   pendingDomain: Schema.NullOr(Schema.String),
@@ -49,8 +50,6 @@ const toTeam = (row: TeamRow): Team => {
   const { domainToken, pendingInvites: _, ...fields } = row
   return new Team({
     ...fields,
-    // On-call groups arrive with a later issue; their count joins the read then.
-    oncallGroupCount: 0,
     seats: seatsOf(row),
     // The DNS challenge is the owner's alone, and only while a domain waits for verification.
     domainVerification: row.role === "owner" && row.pendingDomain !== null && domainToken !== null
@@ -119,6 +118,7 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
                  (SELECT count(*)::int FROM team_members x WHERE x.team_id = t.id) AS member_count,
                  (SELECT count(*)::int FROM apps a WHERE a.team_id = t.id) AS app_count,
                  (SELECT count(*)::int FROM device_groups g WHERE g.team_id = t.id) AS device_group_count,
+                 (SELECT count(*)::int FROM oncall_groups g WHERE g.team_id = t.id) AS oncall_group_count,
                  (SELECT count(*)::int FROM team_invites i
                   WHERE i.team_id = t.id AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now())
                    AS pending_invites

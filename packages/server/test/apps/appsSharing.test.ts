@@ -11,6 +11,7 @@ import { eventually } from "../../../../test/support/eventually.ts"
 import { makePerson, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
 import { seedTeam } from "../../../../test/support/teams.ts"
 import { appAudit, seedAppRoles, withClients } from "./appsSupport.ts"
+import { sentNotification } from "../../../../test/support/notifications.ts"
 
 const receiptsOf = (deviceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -122,10 +123,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
         const refused = yield* Effect.flip(owner.agent.notifications.create({ headers: {}, payload: { title: "t", body: "b", appId } }))
         assert.strictEqual(refused._tag, "NotFound", appId)
       }
-      const sent = yield* owner.agent.notifications.create({ headers: {}, payload: { title: "With app", body: "b", appId: mine.id } })
+      const sent = yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "With app", body: "b", appId: mine.id } }))
       assert.strictEqual(sent.notification.appId, mine.id)
-      yield* owner.agent.notifications.create({ headers: {}, payload: { title: "Team app", body: "b", appId: teams.id } })
-      const plain = yield* owner.agent.notifications.create({ headers: {}, payload: { title: "No app", body: "b" } })
+      yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "Team app", body: "b", appId: teams.id } }))
+      const plain = yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "No app", body: "b" } }))
       assert.isUndefined(plain.notification.appId)
 
       const items = (yield* owner.agent.inbox.list({ query: {} })).items
@@ -164,7 +165,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       const { member, owner, teamId } = yield* seedAppRoles
       const app = yield* member.agent.apps.create({ payload: { name: "Temp", url: "https://temp.example.test/" } })
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId, notify: false } })
-      yield* owner.agent.notifications.create({ headers: {}, payload: { title: "t", body: "b", appId: app.id } })
+      yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "t", body: "b", appId: app.id } }))
       assert.strictEqual((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app?.id, app.id)
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId: null } })
       assert.isNull((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app)

@@ -15,7 +15,7 @@ layer(Layer.mergeAll(TestSqlLayer), { excludeTestServices: true, timeout: "120 s
       const runs = yield* Effect.all([runMigrations, runMigrations, runMigrations], { concurrency: "unbounded" })
       const applied = runs.flat().map(([id]) => id)
       const latest = yield* latestKnownMigration
-      assert.deepStrictEqual(applied.sort(), Array.from({ length: latest }, (_, i) => i + 1))
+      assert.deepStrictEqual(applied.sort((a, b) => a - b), Array.from({ length: latest }, (_, i) => i + 1))
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ migrationId: number }>`SELECT migration_id FROM herald_migrations ORDER BY migration_id`
       assert.deepStrictEqual(rows.map((r) => Number(r.migrationId)), Array.from({ length: latest }, (_, i) => i + 1))

@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeAgent, makePerson, personClient, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+import { sentNotification } from "../../../../test/support/notifications.ts"
 
 const iosDevice = (pushToken: string) => ({
   platform: "ios" as const,
@@ -124,7 +125,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       const b = yield* makeAgent(["devices:read"])
       const token = `shared-${a.person.id}`
       const device = yield* a.app.devices.register({ payload: { platform: "ios", pushToken: token } })
-      yield* a.client.notifications.create({ headers: {}, payload: { title: "Deploy finished", body: "v2.3.1 is live" } })
+      yield* sentNotification(a.client.notifications.create({ headers: {}, payload: { title: "Deploy finished", body: "v2.3.1 is live" } }))
       assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
 
       // The phone changes hands.
@@ -137,7 +138,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       // The old owner keeps the record and its history, inactive: that phone no longer gets their pushes.
       assert.deepStrictEqual((yield* a.client.devices.list()).items.map((d) => [d.id, d.active]), [[device.id, false]])
       assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
-      const sent = yield* a.client.notifications.create({ headers: {}, payload: { title: "Again", body: "b" } })
+      const sent = yield* sentNotification(a.client.notifications.create({ headers: {}, payload: { title: "Again", body: "b" } }))
       assert.strictEqual(sent.accepted, 0)
       assert.deepStrictEqual((yield* b.app.devices.deliveries({ params: { id: taken.id } })).items, [])
 

@@ -3,6 +3,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeAgent, rawFetch, registerDevice, TestServerLayer } from "../../../../test/support/server.ts"
 import { deliveries } from "./notificationsSupport.ts"
+import { sentNotification } from "../../../../test/support/notifications.ts"
 
 layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("notifications with an Idempotency-Key", (it) => {
   const post = (secret: string, key: string | undefined, body: unknown) =>
@@ -20,10 +21,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
       const phone = yield* registerDevice(agent, "iphone-")
-      const first = yield* agent.client.notifications.create({
+      const first = yield* sentNotification(agent.client.notifications.create({
         headers: { "idempotency-key": "deploy-42" },
         payload: { title: "Deployed", body: "v42" }
-      })
+      }))
       assert.isUndefined(first.idempotent)
       const replay = yield* post(agent.secret, "deploy-42", { body: "v42", title: "Deployed" })
       assert.strictEqual(replay.status, 200)
@@ -31,10 +32,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       assert.strictEqual(body.notification.id, first.notification.id)
       assert.strictEqual(body.accepted, 1)
       assert.isTrue(body.idempotent)
-      const typed = yield* agent.client.notifications.create({
+      const typed = yield* sentNotification(agent.client.notifications.create({
         headers: { "idempotency-key": "deploy-42" },
         payload: { title: "Deployed", body: "v42" }
-      })
+      }))
       assert.isTrue(typed.idempotent)
       assert.lengthOf(yield* deliveries(agent, phone.id), 1)
     }))

@@ -21,7 +21,11 @@
  * 4. Live activities (scripts/bench/activities.ts): 200 activities × 2 devices, 10 routine updates/s each
  *    for 20 s. Target: queued work never beyond one snapshot per device per activity, event-loop p99 < 50 ms.
  *
- * `BENCH_ONLY=auth|notifications|prompts|activities` runs one part; `BENCH_PROFILE=<dir>` writes a CPU
+ * 5. Pages (scripts/bench/pages.ts): 500 pages in 10 s to one on-call group with a 1-minute escalation;
+ *    page creation p50/p99 and each escalation step's lag behind its due time (target p99 < 1 s).
+ *    `BENCH_ONCALL_TIME_SCALE` (default 1: the minute is waited for) is the server's `HERALD_ONCALL_TIME_SCALE`.
+ *
+ * `BENCH_ONLY=auth|notifications|prompts|activities|pages` runs one part; `BENCH_PROFILE=<dir>` writes a CPU
  * profile of the server there; `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`).
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
@@ -37,6 +41,7 @@ import { benchActivities } from "./activities.ts"
 import { cpuPer, cpuSecondsOf } from "./cpu.ts"
 import { runJson } from "./support.ts"
 import type { LoadResult } from "./support.ts"
+import { benchPages } from "./pages.ts"
 import { benchPrompts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -87,6 +92,8 @@ const load = (url: string, request: Request = {}, seconds = DURATION) =>
   runJson("load.ts", [url, String(seconds), String(CONNECTIONS), JSON.stringify(request)])
 
 const only = process.env.BENCH_ONLY
+/** The server's on-call time scale for the pages part: 1 waits the real minute of escalation. */
+const oncallTimeScale = process.env.BENCH_ONCALL_TIME_SCALE ?? "1"
 const row = (name: string, r: LoadResult, unit = "req/s") =>
   `${name.padEnd(50)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${unit.padEnd(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
 const header = () => console.log(`${"".padEnd(50)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
@@ -129,7 +136,8 @@ const main = async () => {
     LOG_LEVEL: "Warn",
     HERALD_RATE_LIMIT_PER_MINUTE: "0",
     HERALD_SEND_LIMIT_PER_MINUTE: "0",
-    HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
+    HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
+    HERALD_ONCALL_TIME_SCALE: oncallTimeScale
   }
   // BENCH_PROFILE=<dir>: a V8 CPU profile of the server, written there when the run ends.
   // BENCH_NODE_FLAGS: more Node.js flags for the server (`--trace-gc`, `--heap-prof`, …).
@@ -298,6 +306,10 @@ const main = async () => {
 
   if (only === undefined || only === "activities") {
     results.push(await benchActivities({ baseUrl: `http://127.0.0.1:${port}`, session, databaseUrl, pid: herald.pid! }))
+  }
+
+  if (only === undefined || only === "pages") {
+    results.push(await benchPages({ baseUrl: `http://127.0.0.1:${port}`, session, databaseUrl, timeScale: Number(oncallTimeScale), cli }))
   }
 
   if (profile !== undefined || nodeFlags.length > 0) {

@@ -36,10 +36,10 @@ import { AuditTrail } from "../teams/AuditTrail.ts"
 import type { AuditActor } from "../teams/AuditTrail.ts"
 import { atLeast, Membership, teamNotFound } from "../teams/Membership.ts"
 import { PagesRepo } from "./PagesRepo.ts"
-import { GroupsRepo } from "./GroupsRepo.ts"
+import { GroupsRepo, overridesOf, rotationOf } from "./GroupsRepo.ts"
 import type { GroupData, GroupFields } from "./GroupsRepo.ts"
 import { isValidTimezone, shiftsFrom } from "./Rotation.ts"
-import type { OverrideSpec, RotationSpec, Shift } from "./Rotation.ts"
+import type { Shift } from "./Rotation.ts"
 
 const groupNotFound = new NotFound({ error: "On-call group not found." })
 const memberNotFound = new NotFound({ error: "Member not found." })
@@ -59,17 +59,6 @@ const iso = (millis: number) => new Date(millis).toISOString()
 
 const invalid = (path: string, message: string) =>
   new ValidationFailed({ error: "Invalid on-call group.", issues: [{ path, message }] })
-
-const rotationOf = (group: GroupData): RotationSpec => ({
-  members: group.members.map((m) => m.userId),
-  period: group.period,
-  handoffAt: group.handoffAt,
-  timezone: group.timezone,
-  startsAt: Date.parse(group.startsAt)
-})
-
-const overridesOf = (group: GroupData): ReadonlyArray<OverrideSpec> =>
-  group.overrides.map((o) => ({ id: o.id, userId: o.userId, startsAt: Date.parse(o.startsAt), endsAt: Date.parse(o.endsAt) }))
 
 // Herald keeps no picture of a person yet.
 const person = (userId: string, name: string) => new OncallPerson({ userId, name, image: null })

@@ -14,6 +14,7 @@ import type { Statement } from "effect/sql"
 import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
 import { orMissingReference } from "../db/ForeignKeys.ts"
 import type { MissingReference } from "../db/ForeignKeys.ts"
+import type { OverrideSpec, RotationSpec } from "./Rotation.ts"
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -48,6 +49,19 @@ const GroupData = Schema.Struct({
 })
 export type GroupData = typeof GroupData.Type
 export type OverrideData = typeof OverrideRow.Type
+
+/** A group's rotation as the rotation math takes it. */
+export const rotationOf = (group: GroupData): RotationSpec => ({
+  members: group.members.map((m) => m.userId),
+  period: group.period,
+  handoffAt: group.handoffAt,
+  timezone: group.timezone,
+  startsAt: Date.parse(group.startsAt)
+})
+
+/** A group's overrides as the rotation math takes them (in creation order: a later one wins an overlap). */
+export const overridesOf = (group: GroupData): ReadonlyArray<OverrideSpec> =>
+  group.overrides.map((o) => ({ id: o.id, userId: o.userId, startsAt: Date.parse(o.startsAt), endsAt: Date.parse(o.endsAt) }))
 
 /** The columns of a group a create or update writes. */
 export interface GroupFields {

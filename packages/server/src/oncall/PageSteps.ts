@@ -22,26 +22,14 @@ import { AuditTrail } from "../teams/AuditTrail.ts"
 import type { AuditActor } from "../teams/AuditTrail.ts"
 import { PagesRepo } from "./PagesRepo.ts"
 import type { PageState } from "./PagesRepo.ts"
-import { GroupsRepo } from "./GroupsRepo.ts"
+import { GroupsRepo, overridesOf, rotationOf } from "./GroupsRepo.ts"
 import type { GroupData } from "./GroupsRepo.ts"
 import { nextAfter, onCallAt } from "./Rotation.ts"
-import type { OverrideSpec, RotationSpec } from "./Rotation.ts"
 
 /** The actor of a change no person made: an escalation step run by its timer. */
 export const systemActor: AuditActor = { userId: null, tokenId: null, ip: null, userAgent: "herald escalation" }
 
 export const notFound = new NotFound({ error: "Page not found." })
-
-const rotationOf = (group: GroupData): RotationSpec => ({
-  members: group.members.map((m) => m.userId),
-  period: group.period,
-  handoffAt: group.handoffAt,
-  timezone: group.timezone,
-  startsAt: Date.parse(group.startsAt)
-})
-
-const overridesOf = (group: GroupData): ReadonlyArray<OverrideSpec> =>
-  group.overrides.map((o) => ({ id: o.id, userId: o.userId, startsAt: Date.parse(o.startsAt), endsAt: Date.parse(o.endsAt) }))
 
 /** Who step `step` pages at `now`: 0 is the person on call; k ≥ 1 is escalation step k's target. */
 export const targetsOf = (group: GroupData, step: number, now: number): ReadonlyArray<string> => {

@@ -13,6 +13,8 @@ import m0007 from "./0007_activity_update_wait.ts"
 import m0008 from "./0008_reply_attempt_started.ts"
 import m0009 from "./0009_teams.ts"
 import m0010 from "./0010_oncall.ts"
+import m0011 from "./0011_mini_apps.ts"
+import m0012 from "./0012_connectors.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -24,5 +26,7 @@ export const loader = Migrator.fromRecord({
   "0007_activity_update_wait": m0007,
   "0008_reply_attempt_started": m0008,
   "0009_teams": m0009,
-  "0010_oncall": m0010
+  "0010_oncall": m0010,
+  "0011_mini_apps": m0011,
+  "0012_connectors": m0012
 })

@@ -100,4 +100,28 @@ describe("herald CLI", () => {
         { teamId: byId.id, action: "team.created", actorUserId: null, userAgent: "herald admin" }
       ])
     }), { timeout: 120_000 })
+
+  it.effect("admin keys rotate prints a new current Ed25519 key and retires the one before", () =>
+    Effect.gen(function*() {
+      const database = yield* childDatabase
+      type Key = { keyId: string; algorithm: string; publicKey: string; createdAt: string; retiredAt: string | null }
+      const first = yield* cliJson<Key>(["admin", "keys", "rotate"], database.env)
+      const second = yield* cliJson<Key>(["admin", "keys", "rotate"], database.env)
+      for (const key of [first, second]) {
+        assert.strictEqual(key.algorithm, "Ed25519")
+        assert.isNull(key.retiredAt)
+        // base64url of a raw 32-byte key.
+        assert.strictEqual(Buffer.from(key.publicKey, "base64url").byteLength, 32)
+      }
+      assert.notStrictEqual(first.keyId, second.keyId)
+      const keys = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ keyId: string; retired: boolean }>`
+          SELECT key_id, retired_at IS NOT NULL AS retired FROM mini_app_keys ORDER BY created_at`
+      }).pipe(Effect.provide(openDatabase(database)), Effect.scoped, Effect.orDie)
+      assert.deepStrictEqual(keys.map((k) => ({ ...k })), [
+        { keyId: first.keyId, retired: true },
+        { keyId: second.keyId, retired: false }
+      ])
+    }), { timeout: 120_000 })
 })

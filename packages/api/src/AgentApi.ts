@@ -8,9 +8,12 @@ import { AppsGroup } from "./agent/Apps.ts"
 import { AuditGroup } from "./agent/Audit.ts"
 import { AuthGroup } from "./agent/Auth.ts"
 import { BillingGroup } from "./agent/Billing.ts"
+import { ConnectorsGroup } from "./agent/Connectors.ts"
 import { DeviceGroupsGroup } from "./agent/DeviceGroups.ts"
 import { DevicesGroup } from "./agent/Devices.ts"
 import { HistoryGroup } from "./agent/History.ts"
+import { MiniAppReviewGroup } from "./agent/MiniAppReview.ts"
+import { MiniAppsGroup } from "./agent/MiniApps.ts"
 import { NotificationsGroup } from "./agent/Notifications.ts"
 import { OncallGroupsGroup } from "./agent/Oncall.ts"
 import { PagesGroup } from "./agent/Pages.ts"
@@ -51,6 +54,9 @@ export class AgentApi extends HttpApi.make("agent")
   .add(AuditGroup)
   .add(OncallGroupsGroup)
   .add(PagesGroup)
+  .add(MiniAppsGroup)
+  .add(MiniAppReviewGroup)
+  .add(ConnectorsGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

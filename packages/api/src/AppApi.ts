@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { PersonActivitiesGroup } from "./app/Activities.ts"
 import { PersonAppsGroup } from "./app/Apps.ts"
+import { PersonConnectorsGroup } from "./app/Connectors.ts"
 import { PersonInvitesGroup } from "./app/Invites.ts"
 import { PersonDevicesGroup } from "./app/Devices.ts"
 import { PersonInteractionsGroup } from "./app/Interactions.ts"
@@ -23,6 +24,7 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonInvitesGroup)
   .add(PersonAppsGroup)
   .add(PersonPagesGroup)
+  .add(PersonConnectorsGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

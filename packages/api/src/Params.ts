@@ -55,3 +55,6 @@ export const UserId = prefixedId("usr", "UserId")
 // On-call.
 export const OncallGroupId = prefixedId("ocg", "OncallGroupId")
 export const PageId = prefixedId("page", "PageId")
+
+/** A mini-app package (`pkg_…`). */
+export const PackageId = prefixedId("pkg", "PackageId")

@@ -198,7 +198,7 @@ export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("Un
 /** 429: over a per-minute limit (a token's, or a webhook service's for its inbound URL); `Retry-After` and `RateLimit-*` headers say when. */
 export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
   ...body("RateLimited", "RATE_LIMITED")
-}, { httpApiStatus: 429, description: "Over a rate limit: the token's, the webhook service's, or a team's domain verifications (`RATE_LIMITED`)." }) {}
+}, { httpApiStatus: 429, description: "Over a rate limit: the token's, the webhook service's, a team's domain verifications, or a mini-app package's offers (`RATE_LIMITED`)." }) {}
 
 /** 500: an unexpected failure; the body never carries a stack trace. */
 export class InternalError extends Schema.Error<InternalError>("InternalError")({
@@ -258,4 +258,22 @@ export class DnsLookupFailed extends Schema.Error<DnsLookupFailed>("DnsLookupFai
   httpApiStatus: 502,
   description: "The DNS lookup failed (timeout, SERVFAIL, refused); `Retry-After` says when a new lookup will be " +
     "made (`DNS_LOOKUP_FAILED`)."
+}) {}
+
+/** 401: a connector pass or session that is used, expired, unknown, or no longer allowed. */
+export class PassInvalid extends Schema.Error<PassInvalid>("PassInvalid")({
+  ...body("PassInvalid", "PASS_INVALID")
+}, {
+  httpApiStatus: 401,
+  description: "The connector pass or session is used, expired, unknown, bound to another connector, or its person " +
+    "may no longer use the connector (`PASS_INVALID`)."
+}) {}
+
+/** 401: a connector callback whose signature, timestamp, body digest or delivery id does not check out. */
+export class CallbackInvalid extends Schema.Error<CallbackInvalid>("CallbackInvalid")({
+  ...body("CallbackInvalid", "CALLBACK_INVALID")
+}, {
+  httpApiStatus: 401,
+  description: "The connector callback is refused: bad signature, a timestamp more than 5 minutes off, a body digest " +
+    "that is not the delivery's, or a delivery id unknown to the connector or already used (`CALLBACK_INVALID`)."
 }) {}

@@ -22,6 +22,31 @@ export { ACTIVITY_TRANSITIONS, LiveActivityList, PropsPatch, StartActivityReques
 export { UpdateTokenRequest } from "./app/Activities.ts"
 export { AppList, AppUpdated, CreateAppRequest, ShareAppRequest, UpdateAppRequest } from "./agent/Apps.ts"
 export { AppPreferencesRequest } from "./app/Apps.ts"
+export {
+  MINI_APP_MAX_ARCHIVE_BYTES,
+  MINI_APP_MAX_FILES_BYTES,
+  MINI_APP_MAX_PACKAGES,
+  MiniAppArchive,
+  MiniAppArchiveFile,
+  MiniAppPackageList,
+  MiniAppsGroup,
+  MiniAppSigningKey,
+  MiniAppSigningKeyList
+} from "./agent/MiniApps.ts"
+export {
+  MINI_APP_MAX_REPORTS,
+  MINI_APP_OFFER_INTERVAL_SECONDS,
+  MINI_APP_REPORT_DETAIL_MAX,
+  MINI_APP_REPORT_REASON_MAX,
+  MiniAppExport,
+  MiniAppExportEntry,
+  MiniAppOffer,
+  MiniAppReport,
+  MiniAppReportRequest,
+  MiniAppReviewEntry,
+  MiniAppReviewGroup,
+  MiniAppReviewList
+} from "./agent/MiniAppReview.ts"
 export { AUDIT_CSV_MAX_ROWS, AuditGroup, AuditLogCsv, AuditLogQuery } from "./agent/Audit.ts"
 export { CreateTeamRequest, RetentionDays, TeamList, UpdateMemberRequest, UpdateTeamRequest } from "./agent/Teams.ts"
 export { DOMAIN_VERIFY_PER_MINUTE, EmailDomain, SetTeamDomainRequest } from "./agent/TeamDomain.ts"
@@ -57,3 +82,23 @@ export {
   RotationInput,
   UpdateOncallGroupRequest
 } from "./agent/Oncall.ts"
+export {
+  CallbackAccess,
+  CallbackAccessRequest,
+  Connector,
+  CONNECTOR_MAX_NAME,
+  CONNECTOR_MAX_PATH_PREFIX,
+  CONNECTOR_MAX_ROUTES,
+  CONNECTOR_MAX_UPSTREAM,
+  ConnectorAccess,
+  ConnectorAccessRequest,
+  ConnectorCreated,
+  ConnectorId,
+  ConnectorList,
+  ConnectorRoute,
+  CONNECTORS_MAX_PER_PERSON,
+  ConnectorsGroup,
+  CreateConnectorRequest,
+  UpdateConnectorRequest
+} from "./agent/Connectors.ts"
+export { ConnectorPass, PersonConnectorsGroup } from "./app/Connectors.ts"

@@ -30,13 +30,15 @@ describe("AgentApi", () => {
     }
   })
 
-  it("serves exactly the operations built so far under /api/agent, with the spec's scopes", () => {
+  it("serves exactly the spec's operations under /api/agent, with the spec's scopes", () => {
     const table = endpoints(AgentApi).map((e) =>
       `${e.method} ${e.path.replace(/:(\w+)/g, "{$1}")} ${(Context.getOrUndefined(e.annotations, RequiredScopes) ?? []).join(",")}`
     ).sort()
     assert.deepStrictEqual(table, [
       "DELETE /api/agent/apps/{id} apps:write",
+      "DELETE /api/agent/connectors/{id} connectors:write",
       "DELETE /api/agent/devices/{id} devices:write",
+      "DELETE /api/agent/mini-apps/{packageId} apps:write",
       "DELETE /api/agent/oncall/{groupId} oncall:write",
       "DELETE /api/agent/oncall/{groupId}/overrides/{overrideId} oncall:write",
       "DELETE /api/agent/services/{id} services:write",
@@ -54,6 +56,8 @@ describe("AgentApi", () => {
       "GET /api/agent/apps/{id} apps:read",
       "GET /api/agent/auth/status ",
       "GET /api/agent/billing billing:read",
+      "GET /api/agent/connectors connectors:read",
+      "GET /api/agent/connectors/{id} connectors:read",
       "GET /api/agent/devices devices:read",
       "GET /api/agent/events events:read",
       "GET /api/agent/inbox/notifications inbox:read",
@@ -62,6 +66,12 @@ describe("AgentApi", () => {
       "GET /api/agent/interactions interactions:read",
       "GET /api/agent/interactions/{id} interactions:read",
       "GET /api/agent/interactions/{id}/wait interactions:read",
+      "GET /api/agent/mini-apps apps:read",
+      "GET /api/agent/mini-apps/export apps:read",
+      "GET /api/agent/mini-apps/keys apps:read",
+      "GET /api/agent/mini-apps/review apps:read",
+      "GET /api/agent/mini-apps/{packageId} apps:read",
+      "GET /api/agent/mini-apps/{packageId}/archive apps:read",
       "GET /api/agent/oncall/me oncall:read",
       "GET /api/agent/oncall/{groupId} oncall:read",
       "GET /api/agent/pages/{id} oncall:read",
@@ -82,6 +92,7 @@ describe("AgentApi", () => {
       "GET /api/agent/webhooks/{id} services:read",
       "PATCH /api/agent/activities/{identifier} activities:write",
       "PATCH /api/agent/apps/{id} apps:write",
+      "PATCH /api/agent/connectors/{id} connectors:write",
       "PATCH /api/agent/oncall/{groupId} oncall:write",
       "PATCH /api/agent/services/{id} services:write",
       "PATCH /api/agent/teams/{id} teams:write",
@@ -94,11 +105,21 @@ describe("AgentApi", () => {
       "POST /api/agent/apps/{id}/revoke apps:write",
       "POST /api/agent/apps/{id}/share apps:write",
       "POST /api/agent/auth/revoke ",
+      "POST /api/agent/connectors connectors:write",
+      "POST /api/agent/connectors/{id}/access connectors:write",
+      "POST /api/agent/connectors/{id}/callback-access connectors:write",
+      "POST /api/agent/connectors/{id}/heartbeat connectors:write",
+      "POST /api/agent/connectors/{id}/rotate-secret connectors:write",
       "POST /api/agent/inbox/notifications/read-all inbox:write",
       "POST /api/agent/inbox/notifications/{id}/read inbox:write",
       "POST /api/agent/inbox/notifications/{id}/unread inbox:write",
       "POST /api/agent/interactions interactions:create",
       "POST /api/agent/interactions/{id}/cancel interactions:create",
+      "POST /api/agent/mini-apps/publish apps:write",
+      "POST /api/agent/mini-apps/{packageId}/block apps:write",
+      "POST /api/agent/mini-apps/{packageId}/disable apps:write",
+      "POST /api/agent/mini-apps/{packageId}/offer apps:write",
+      "POST /api/agent/mini-apps/{packageId}/report apps:write",
       "POST /api/agent/notifications notifications:send",
       "POST /api/agent/notifications/{id}/withdraw notifications:send",
       "POST /api/agent/oncall/{groupId}/overrides oncall:write",

@@ -5,6 +5,7 @@
 import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Identity } from "@herald/server/identity/Identity"
+import { Signing } from "@herald/server/miniApps/Signing"
 import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
 import { CliDatabase } from "./database.ts"
@@ -47,11 +48,22 @@ const teamCreate = Command.make("create", {
     Command.withDescription("Create a workplace team (plan team) owned by a person; prints the Team as JSON")
   )
 
+/** decisions.md: retires the current package signing key and makes a new one; old signatures stay verifiable. */
+const keysRotate = Command.make("rotate", {}, () =>
+  Effect.flatMap(Signing, (signing) => signing.rotate).pipe(
+    Effect.flatMap(printJson),
+    Effect.provide(Signing.layer),
+    Effect.provide(CliDatabase)
+  )).pipe(Command.withDescription(
+    "Rotate the mini-app package signing key (Ed25519); prints the new key as JSON {keyId,algorithm,publicKey,createdAt,retiredAt}"
+  ))
+
 export const admin = Command.make("admin").pipe(
-  Command.withDescription("Operator commands (people, sessions, teams)"),
+  Command.withDescription("Operator commands (people, sessions, teams, signing keys)"),
   Command.withSubcommands([
     Command.make("user").pipe(Command.withDescription("People"), Command.withSubcommands([userCreate])),
     Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate])),
-    Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate]))
+    Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate])),
+    Command.make("keys").pipe(Command.withDescription("Mini-app package signing keys"), Command.withSubcommands([keysRotate]))
   ])
 )

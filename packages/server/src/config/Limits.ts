@@ -2,16 +2,26 @@
  * Bounds on everything a caller controls that the spec's Limits table does not
  * already fix. One place, so the docs and the code agree.
  */
+import { MINI_APP_MAX_ARCHIVE_BYTES } from "@herald/api"
 
 /** Request bodies (decisions.md: 1 MiB for every route but mini-app publish). */
 export const MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * Mini-apps (decisions.md, spec Limits): a published archive (the publish body) is at most 12 MiB, its decoded
+ * files 8 MiB together; a person keeps at most 200 packages (422 `LIMIT_REACHED`). Bounds of the contract.
+ */
+export { MINI_APP_MAX_ARCHIVE_BYTES, MINI_APP_MAX_FILES_BYTES, MINI_APP_MAX_PACKAGES } from "@herald/api"
 
 /** Inbound webhook deliveries (`POST /hooks/{token}`): a notification, not a document. */
 export const MAX_INBOUND_BYTES = 64 * 1024
 
 // Limits by the matched route's pattern (http/Routes.ts), never by a prefix of
 // the URL: a path the router reaches by another spelling gets the same limit.
-const bodyLimitByRoute: ReadonlyMap<string, number> = new Map([["/hooks/:token", MAX_INBOUND_BYTES]])
+const bodyLimitByRoute: ReadonlyMap<string, number> = new Map([
+  ["/hooks/:token", MAX_INBOUND_BYTES],
+  ["/api/agent/mini-apps/publish", MINI_APP_MAX_ARCHIVE_BYTES]
+])
 
 /** The body limit of a request by its matched route (undefined: no route), `MAX_BODY_BYTES` unless listed above. */
 export const bodyLimitFor = (route: string | undefined): number =>
@@ -74,4 +84,16 @@ export {
   ONCALL_MAX_OVERRIDE_DAYS,
   ONCALL_MAX_OVERRIDES,
   ONCALL_MAX_ROTATION_MEMBERS
+} from "@herald/api"
+
+/**
+ * Tunnel connectors: connectors per person (422 `LIMIT_REACHED`); routes per connector, the longest
+ * `pathPrefix`, `upstream` and name (400 `VALIDATION_FAILED`): bounds of the contract.
+ */
+export {
+  CONNECTOR_MAX_NAME,
+  CONNECTOR_MAX_PATH_PREFIX,
+  CONNECTOR_MAX_ROUTES,
+  CONNECTOR_MAX_UPSTREAM,
+  CONNECTORS_MAX_PER_PERSON
 } from "@herald/api"

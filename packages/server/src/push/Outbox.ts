@@ -32,7 +32,7 @@ import type { PushMessage, PushOutcome } from "./PushMessage.ts"
 export interface NewPush {
   readonly userId: string
   readonly deviceId: string
-  readonly origin: "event" | "notification" | "interaction" | "page"
+  readonly origin: "event" | "notification" | "interaction" | "page" | "mini-app"
   readonly itemId: string
   readonly purpose: "alert" | "withdraw"
   readonly message: PushMessage

@@ -87,17 +87,27 @@ import { Groups as OncallGroups } from "../oncall/Groups.ts"
 import { OncallGroupsHandlers } from "../oncall/groupsHttp.ts"
 import { PageSteps } from "../oncall/PageSteps.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
+import { MiniAppsHandlers } from "../miniApps/http.ts"
+import { Review as MiniAppReview } from "../miniApps/Review.ts"
+import { MiniAppReviewHandlers } from "../miniApps/reviewHttp.ts"
+import { PersonConnectorsHandlers } from "../connectors/appHttp.ts"
+import { ConnectorsHandlers } from "../connectors/http.ts"
+import { ConnectorsLayer } from "../connectors/layer.ts"
+import { Packages } from "../miniApps/Packages.ts"
+import { PackagesRepo } from "../miniApps/PackagesRepo.ts"
+import { Signing } from "../miniApps/Signing.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
   Layer.provide([ServicesHandlers, HistoryHandlers, InteractionsHandlers, WebhooksHandlers, ActivitiesHandlers]),
   Layer.provide([TeamsHandlers, TeamInvitesHandlers, DeviceGroupsHandlers, TeamDomainHandlers, AuditHandlers, AppsHandlers]),
-  Layer.provide([PagesHandlers, OncallGroupsHandlers])
+  Layer.provide([PagesHandlers, OncallGroupsHandlers]),
+  Layer.provide([MiniAppsHandlers, MiniAppReviewHandlers, ConnectorsHandlers])
 )
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
   Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers]),
-  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers])
+  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers, PersonConnectorsHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -140,6 +150,15 @@ const PagesLayer = Layer.mergeAll(Pages.layerNoDeps, PageLive).pipe(
   Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, Membership.layer, AuditTrail.layer, AppAccess.layer, OncallConfig.layer))
 )
 
+/** Mini-app packages: publish and reads, and the signing keys. */
+const MiniAppsLayer = Packages.layer.pipe(
+  Layer.provide(AppConfig.layer),
+  Layer.provideMerge(Layer.mergeAll(PackagesRepo.layer, Signing.layer))
+)
+
+/** Mini-app package review: states, reports, offers (pushes through the outbox). */
+const MiniAppReviewLayer = MiniAppReview.layer.pipe(Layer.provide(Layer.mergeAll(AppConfig.layer, MessagingLayer)))
+
 /** Everything that needs the database, built on a migrated one. */
 export const CapabilitiesLayer = Layer.mergeAll(
   PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
@@ -149,7 +168,10 @@ export const CapabilitiesLayer = Layer.mergeAll(
   SandboxRepo.layer,
   TeamsLayer,
   PagesLayer,
-  OncallGroups.layer
+  OncallGroups.layer,
+  MiniAppsLayer,
+  MiniAppReviewLayer,
+  ConnectorsLayer
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)

@@ -15,6 +15,8 @@
 import { ReplyWebhookAttempt } from "@herald/api"
 import type { Interaction, ReplyEventType } from "@herald/api"
 import { Clock, Context, Duration, Effect, Layer, Queue, Random } from "effect"
+import { SqlClient } from "effect/sql"
+import { connectorTarget, recordConnectorDelivery } from "../connectors/Targets.ts"
 import { RETRY_SCHEDULE_SECONDS, WebhookConfig } from "../config/WebhookConfig.ts"
 import type { Routing } from "../interactions/Repo.ts"
 import { makeId } from "../lib/Ids.ts"
@@ -66,6 +68,7 @@ export class Deliveries extends Context.Service<Deliveries, {
   static readonly layerNoDeps = Layer.effect(Deliveries, Effect.gen(function*() {
     const webhooks = yield* WebhooksRepo
     const repo = yield* DeliveriesRepo
+    const sql = yield* SqlClient.SqlClient
     const config = yield* WebhookConfig
     const wakeups = yield* Queue.sliding<void>(1)
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
@@ -122,6 +125,22 @@ export class Deliveries extends Context.Service<Deliveries, {
     /** One attempt, already begun by its lease: sign with the current secret, POST, complete it. */
     const attempt = (delivery: DueDelivery, queued: boolean) =>
       Effect.gen(function*() {
+        // A connector route is not called: the delivery is recorded for the connector, whose gateway
+        // fetches it through `callback-access` (decisions.md).
+        if (connectorTarget(delivery.url) !== undefined) {
+          const attemptedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+          const recorded = yield* recordConnectorDelivery(sql, delivery.id, delivery.url, delivery.payload)
+          const status = recorded ? "delivered" : "failed"
+          const entry = new ReplyWebhookAttempt({
+            attempt: delivery.attempts + 1,
+            attemptedAt,
+            status,
+            latencyMs: 0,
+            responseCode: null,
+            error: recorded ? null : "the connector no longer exists"
+          })
+          return yield* repo.recordAttempt(delivery.id, { entry, status, nextAttemptAt: null })
+        }
         const timestampSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const headers: Record<string, string> = {}
         for (const h of delivery.headers) headers[h.name] = h.value

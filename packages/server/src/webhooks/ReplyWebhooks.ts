@@ -15,6 +15,8 @@ import {
 } from "@herald/api"
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { connectorTarget, refuseConnectorTarget } from "../connectors/Targets.ts"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
@@ -75,11 +77,16 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
     const config = yield* WebhookConfig
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
 
-    const allowed = (url: string) =>
-      checkUrl(policy, url).pipe(Effect.mapError((reason) => new WebhookTargetRefused({ error: `The URL is refused: ${reason}.` })))
+    const sql = yield* SqlClient.SqlClient
+    const refused = (reason: string) => new WebhookTargetRefused({ error: `The URL is refused: ${reason}.` })
+    // A `connector://` URL (decisions.md) names a connector route of the account instead of a host.
+    const allowed = (userId: string, url: string) =>
+      connectorTarget(url) !== undefined
+        ? Effect.flatMap(refuseConnectorTarget(sql, userId, url), (reason) => reason === undefined ? Effect.void : Effect.fail(refused(reason)))
+        : checkUrl(policy, url).pipe(Effect.mapError(refused))
 
     const create = Effect.fn("ReplyWebhooks.create")(function*(userId: string, input: CreateWebhookRequest) {
-      yield* allowed(input.url)
+      yield* allowed(userId, input.url)
       const signingSecret = generateSigningSecret()
       const id = yield* makeId("whk")
       const webhook = yield* repo.create({
@@ -105,7 +112,7 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
     })
 
     const update = Effect.fn("ReplyWebhooks.update")(function*(userId: string, id: string, input: UpdateWebhookRequest) {
-      if (input.url !== undefined) yield* allowed(input.url)
+      if (input.url !== undefined) yield* allowed(userId, input.url)
       const webhook = yield* repo.update(userId, id, input.events === undefined ? input : { ...input, events: distinct(input.events) })
       if (webhook === undefined) return yield* notFound
       return webhook

@@ -80,7 +80,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("d
       const appDoc = (yield* rawFetch("/api/app/openapi.json")).body as Doc
       const agent = yield* makeAgent([
         "tokens:manage", "notifications:send", "interactions:create", "interactions:read", "activities:read",
-        "activities:write", "inbox:read", "services:read", "services:write", "teams:write"
+        "activities:write", "inbox:read", "services:read", "services:write", "teams:write", "connectors:write"
       ])
       const narrow = yield* makeAgent([])
       const secret = agent.secret
@@ -143,6 +143,14 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("d
       const family = yield* rawFetch("/api/agent/teams", json(secret, { kind: "family", name: "Home" }))
       const familyId = (family.body as { id: string }).id
       yield* check("a public mailbox domain", "POST", `/api/agent/teams/${familyId}/domain`, json(secret, { domain: "gmail.com" }), "PUBLIC_EMAIL_DOMAIN")
+
+      // Connectors: an unknown gateway pass, an unsigned callback.
+      const connector = yield* rawFetch("/api/agent/connectors", json(secret, { name: "c", routes: [{ pathPrefix: "/", upstream: "http://127.0.0.1:1" }] }))
+      const connectorId = (connector.body as { connector: { id: string } }).connector.id
+      yield* check("an unknown pass", "POST", `/api/agent/connectors/${connectorId}/access`, json(secret, { pass: "hcp_unknown" }), "PASS_INVALID")
+      yield* check("an unsigned callback", "POST", `/api/agent/connectors/${connectorId}/callback-access`, json(secret, {
+        deliveryId: "whd_unknown", timestamp: Math.floor(Date.now() / 1000), signature: "AAAA", bodySha256: "0".repeat(64)
+      }), "CALLBACK_INVALID")
 
       // Every code either document declares was caused above, but the few named at the top.
       const notCaused = ["DOMAIN_NOT_VERIFIED", "DNS_LOOKUP_FAILED", "IDEMPOTENCY_KEY_IN_USE", "RATE_LIMITED", "WITHDRAW_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]

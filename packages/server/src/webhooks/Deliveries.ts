@@ -15,8 +15,7 @@
 import { ReplyWebhookAttempt } from "@herald/api"
 import type { Interaction, ReplyEventType } from "@herald/api"
 import { Clock, Context, Duration, Effect, Layer, Queue, Random } from "effect"
-import { SqlClient } from "effect/sql"
-import { connectorTarget, recordConnectorDelivery } from "../connectors/Targets.ts"
+import { connectorTarget, ConnectorTargets } from "../connectors/Targets.ts"
 import { RETRY_SCHEDULE_SECONDS, WebhookConfig } from "../config/WebhookConfig.ts"
 import type { Routing } from "../interactions/Repo.ts"
 import { makeId } from "../lib/Ids.ts"
@@ -68,7 +67,7 @@ export class Deliveries extends Context.Service<Deliveries, {
   static readonly layerNoDeps = Layer.effect(Deliveries, Effect.gen(function*() {
     const webhooks = yield* WebhooksRepo
     const repo = yield* DeliveriesRepo
-    const sql = yield* SqlClient.SqlClient
+    const connectors = yield* ConnectorTargets
     const config = yield* WebhookConfig
     const wakeups = yield* Queue.sliding<void>(1)
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
@@ -129,7 +128,7 @@ export class Deliveries extends Context.Service<Deliveries, {
         // fetches it through `callback-access` (decisions.md).
         if (connectorTarget(delivery.url) !== undefined) {
           const attemptedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-          const recorded = yield* recordConnectorDelivery(sql, delivery.id, delivery.url, delivery.payload)
+          const recorded = yield* connectors.record(delivery.id, delivery.url, delivery.payload)
           const status = recorded ? "delivered" : "failed"
           const entry = new ReplyWebhookAttempt({
             attempt: delivery.attempts + 1,
@@ -211,7 +210,7 @@ export class Deliveries extends Context.Service<Deliveries, {
   }))
 
   static readonly layer = Deliveries.layerNoDeps.pipe(
-    Layer.provideMerge(Layer.mergeAll(WebhooksRepo.layer, DeliveriesRepo.layer)),
+    Layer.provideMerge(Layer.mergeAll(WebhooksRepo.layer, DeliveriesRepo.layer, ConnectorTargets.layer)),
     Layer.provideMerge(WebhookConfig.layer)
   )
 }

@@ -15,8 +15,7 @@ import {
 } from "@herald/api"
 import type { CreateWebhookRequest, ReplyWebhook, ReplyWebhookDelivery, UpdateWebhookRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
-import { connectorTarget, refuseConnectorTarget } from "../connectors/Targets.ts"
+import { connectorTarget, ConnectorTargets } from "../connectors/Targets.ts"
 import { MAX_REPLY_WEBHOOKS } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { canonicalSha256 } from "../lib/Canonical.ts"
@@ -77,12 +76,12 @@ export class ReplyWebhooks extends Context.Service<ReplyWebhooks, {
     const config = yield* WebhookConfig
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork, timeout: config.attemptTimeout, maxRedirects: 3 }
 
-    const sql = yield* SqlClient.SqlClient
+    const connectors = yield* ConnectorTargets
     const refused = (reason: string) => new WebhookTargetRefused({ error: `The URL is refused: ${reason}.` })
     // A `connector://` URL (decisions.md) names a connector route of the account instead of a host.
     const allowed = (userId: string, url: string) =>
       connectorTarget(url) !== undefined
-        ? Effect.flatMap(refuseConnectorTarget(sql, userId, url), (reason) => reason === undefined ? Effect.void : Effect.fail(refused(reason)))
+        ? Effect.flatMap(connectors.refuse(userId, url), (reason) => reason === undefined ? Effect.void : Effect.fail(refused(reason)))
         : checkUrl(policy, url).pipe(Effect.mapError(refused))
 
     const create = Effect.fn("ReplyWebhooks.create")(function*(userId: string, input: CreateWebhookRequest) {

@@ -12,6 +12,7 @@ import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
+import { retireAlertsOf } from "../push/RetiredAlerts.ts"
 
 /** The NOTIFY channel of prompt changes (`announce`; listened to by `Wakeups.ts`). */
 export const PROMPTS_CHANNEL = "herald_prompts"
@@ -79,7 +80,6 @@ const RoutedRow = Schema.Struct({
   serviceId: Schema.NullOr(Schema.String)
 })
 const Deadline = Schema.Struct({ id: Interaction.fields.id, expiresAt: Interaction.fields.expiresAt })
-const AlertDevice = Schema.Struct({ deviceId: Schema.String, userId: Schema.String })
 
 /** A new prompt's record, as its row reads back: pending, nothing accepted or answered yet. */
 const recordOf = (row: NewInteraction) =>
@@ -245,17 +245,7 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
             SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id)`
     })
 
-    const retireAlerts = SqlSchema.findAll({
-      Request: Id,
-      Result: AlertDevice,
-      execute: (id) =>
-        sql`
-          WITH dropped AS (
-            UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
-            WHERE item_id = ${id} AND origin = 'interaction' AND purpose = 'alert' AND status = 'pending')
-          SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-          WHERE r.item_id = ${id} AND r.origin = 'interaction' AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`
-    })
+    const retireAlerts = retireAlertsOf(sql, "interaction")
 
     return InteractionsRepo.of({
       insert,
@@ -268,7 +258,7 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
       pending: (userId, limit) => pending({ userId, limit }).pipe(Effect.orDie),
       transition,
       announce: (payload) => announce(payload).pipe(Effect.orDie),
-      retireAlerts: (id) => retireAlerts(id).pipe(Effect.orDie),
+      retireAlerts,
       pendingDeadlines: pendingDeadlines(undefined).pipe(Effect.orDie)
     })
   }))

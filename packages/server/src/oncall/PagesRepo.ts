@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import type * as Arr from "effect/Array"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { SqlError } from "effect/sql"
+import { retireAlertsOf } from "../push/RetiredAlerts.ts"
 
 export interface NewPage {
   readonly id: string
@@ -44,7 +45,6 @@ export type PageState = typeof PageState.Type
 const Id = Schema.String
 const Absorbed = Schema.Struct({ id: Schema.String, inserted: Schema.Boolean })
 const UserIdRow = Schema.Struct({ userId: Schema.String })
-const AlertDevice = Schema.Struct({ deviceId: Schema.String, userId: Schema.String })
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -154,17 +154,7 @@ export class PagesRepo extends Context.Service<PagesRepo, {
 
     const changed = (rows: ReadonlyArray<unknown>) => rows.length > 0
 
-    const retireQuery = SqlSchema.findAll({
-      Request: Id,
-      Result: AlertDevice,
-      execute: (id) =>
-        sql`
-          WITH dropped AS (
-            UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
-            WHERE item_id = ${id} AND origin = 'page' AND purpose = 'alert' AND status = 'pending')
-          SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-          WHERE r.item_id = ${id} AND r.origin = 'page' AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`
-    })
+    const retireAlerts = retireAlertsOf(sql, "page")
 
     const openQuery = SqlSchema.findAll({
       Request: Schema.Void,
@@ -197,7 +187,7 @@ export class PagesRepo extends Context.Service<PagesRepo, {
       resolve: (id, userId, at) =>
         die(sql`UPDATE pages SET status = 'resolved', resolved_at = ${at}, resolved_by = ${userId}, updated_at = ${at}
                 WHERE id = ${id} AND status <> 'resolved' RETURNING id`).pipe(Effect.map(changed)),
-      retireAlerts: (id) => die(retireQuery(id)),
+      retireAlerts,
       open: die(openQuery(undefined))
     })
   }))

@@ -15,6 +15,7 @@ import m0009 from "./0009_teams.ts"
 import m0010 from "./0010_oncall.ts"
 import m0011 from "./0011_mini_apps.ts"
 import m0012 from "./0012_connectors.ts"
+import m0013 from "./0013_oauth.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -28,5 +29,6 @@ export const loader = Migrator.fromRecord({
   "0009_teams": m0009,
   "0010_oncall": m0010,
   "0011_mini_apps": m0011,
-  "0012_connectors": m0012
+  "0012_connectors": m0012,
+  "0013_oauth": m0013
 })

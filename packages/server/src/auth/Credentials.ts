@@ -1,6 +1,8 @@
 /**
  * Authenticates API tokens and session tokens without a database round-trip
- * on the hot path.
+ * on the hot path. The Agent API takes an OAuth access token (`hlo_…`) too:
+ * it authenticates as its grant, an ApiToken of kind `oauth`, so revoking that
+ * token signs the client out like any other.
  *
  * - A malformed token (wrong prefix, length or checksum) is refused before any
  *   lookup.
@@ -97,7 +99,8 @@ export class Credentials extends Context.Service<Credentials, {
     const repo = yield* IdentityRepo
     const authRepo = yield* CredentialsRepo
     const entries = new Map<string, Entry>() // by hash
-    const hashById = new Map<string, string>()
+    // One credential may have several cached hashes: a grant's access tokens.
+    const hashById = new Map<string, Set<string>>()
     const usage = new Map<string, Usage & { kind: "token" | "session" }>()
     const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(options.entryTtl))
     const writeEveryMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeEvery))
@@ -110,11 +113,18 @@ export class Credentials extends Context.Service<Credentials, {
         watchers.delete(id)
         for (const d of waiting) Deferred.doneUnsafe(d, Effect.void)
       }
-      const hash = hashById.get(id)
-      if (hash !== undefined) {
-        entries.delete(hash)
+      const hashes = hashById.get(id)
+      if (hashes !== undefined) {
+        for (const hash of hashes) entries.delete(hash)
         hashById.delete(id)
       }
+    }
+
+    const forgetHash = (id: string, hash: string) => {
+      const hashes = hashById.get(id)
+      if (hashes === undefined) return
+      hashes.delete(hash)
+      if (hashes.size === 0) hashById.delete(id)
     }
 
     const remember = (hash: string, row: CredentialRow, now: number) => {
@@ -123,7 +133,7 @@ export class Credentials extends Context.Service<Credentials, {
         let drop = Math.ceil(options.maxEntries / 10)
         for (const [h, e] of entries) {
           entries.delete(h)
-          hashById.delete(e.row.id)
+          forgetHash(e.row.id, h)
           if (--drop === 0) break
         }
       }
@@ -132,7 +142,19 @@ export class Credentials extends Context.Service<Credentials, {
         expiresAtMs: row.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(row.expiresAt),
         loadedAt: now
       })
-      hashById.set(row.id, hash)
+      const hashes = hashById.get(row.id) ?? new Set<string>()
+      hashes.add(hash)
+      hashById.set(row.id, hashes)
+    }
+
+    const entryOf = (id: string): Entry | undefined => {
+      const hashes = hashById.get(id)
+      if (hashes === undefined) return undefined
+      for (const hash of hashes) {
+        const entry = entries.get(hash)
+        if (entry !== undefined) return entry
+      }
+      return undefined
     }
 
     const view = (row: CredentialRow): Credential => ({
@@ -152,6 +174,8 @@ export class Credentials extends Context.Service<Credentials, {
       const secretKind = kind === "token" ? "hld" : "hls"
       const kindPrefix = `${secretKind}_`
       const find = kind === "token" ? repo.findTokenByHash : repo.findSessionByHash
+      // OAuth access tokens authenticate on the Agent API as their grant.
+      const accessPrefix = "hlo_"
       const what = kind === "token" ? "API token" : "session token"
       const missing = unauthorized(`Missing bearer ${what}: send Authorization: Bearer <token>.`)
       const malformed = unauthorized(`Malformed ${what}.`)
@@ -182,15 +206,16 @@ export class Credentials extends Context.Service<Credentials, {
         if (bearer === "") return Effect.fail(missing)
         // Tokens and sessions share the cache: the kind's prefix keeps a
         // session from passing as an API token (and back) on a cache hit.
-        if (!bearer.startsWith(kindPrefix)) return Effect.fail(bearer.startsWith(otherPrefix) ? wrongKind : malformed)
+        const access = kind === "token" && bearer.startsWith(accessPrefix)
+        if (!access && !bearer.startsWith(kindPrefix)) return Effect.fail(bearer.startsWith(otherPrefix) ? wrongKind : malformed)
         const hash = hashSecret(bearer)
         return Effect.withFiber((fiber) => {
           const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
           // Only real tokens are cached (by hash), so a hit needs no shape check.
           const cached = entries.get(hash)
           if (cached !== undefined && now - cached.loadedAt < ttlMs) return admit(cached, now)
-          if (!isWellFormed(bearer, secretKind)) return Effect.fail(malformed)
-          return Effect.flatMap(find(hash), (row) => {
+          if (!isWellFormed(bearer, access ? "hlo" : secretKind)) return Effect.fail(malformed)
+          return Effect.flatMap((access ? repo.findAccessTokenByHash : find)(hash), (row) => {
             if (Option.isNone(row) || row.value.revokedAt !== null) return Effect.fail(unknown)
             remember(hash, row.value, now)
             return admit(entries.get(hash)!, now)
@@ -219,8 +244,7 @@ export class Credentials extends Context.Service<Credentials, {
           return d
         }),
         (d) => {
-          const hash = hashById.get(id)
-          const expiresAtMs = hash === undefined ? Number.POSITIVE_INFINITY : entries.get(hash)?.expiresAtMs ?? Number.POSITIVE_INFINITY
+          const expiresAtMs = entryOf(id)?.expiresAtMs ?? Number.POSITIVE_INFINITY
           const revoked = Effect.andThen(Deferred.await(d), Effect.fail(revokedWhileWaiting))
           if (!Number.isFinite(expiresAtMs)) return revoked
           // Slept on the Clock, so a TestClock drives expiry too.
@@ -266,8 +290,7 @@ export class Credentials extends Context.Service<Credentials, {
       authenticateToken: authenticate("token"),
       authenticateSession: authenticate("session"),
       describe: (id) => {
-        const hash = hashById.get(id)
-        const entry = hash === undefined ? undefined : entries.get(hash)
+        const entry = entryOf(id)
         return entry === undefined ? Option.none() : Option.some(view(entry.row))
       },
       evict,

@@ -7,7 +7,12 @@
 import { hash, randomBytes } from "node:crypto"
 import { crc32 } from "node:zlib"
 
-export type SecretKind = "hld" | "hls" | "hlw"
+/**
+ * `hld` API token · `hls` person session · `hlw` inbound webhook URL · OAuth
+ * (auth/ and oauth/): `hlo` access token · `hlr` refresh token · `hla`
+ * authorization code · `hlc` client secret · `hll` one-time sign-in link.
+ */
+export type SecretKind = "hld" | "hls" | "hlw" | "hlo" | "hlr" | "hla" | "hlc" | "hll"
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const BODY_LENGTH = 43 // ceil(256 / log2(62))
@@ -31,7 +36,7 @@ export const generateSecret = (kind: SecretKind): string => {
   return `${kind}_${body}${checksum(body)}`
 }
 
-const shape = /^(hld|hls|hlw)_([0-9A-Za-z]{43})([0-9A-Za-z]{6})$/
+const shape = /^(hld|hls|hlw|hlo|hlr|hla|hlc|hll)_([0-9A-Za-z]{43})([0-9A-Za-z]{6})$/
 
 /** True when the token has the kind's shape and its checksum matches. */
 export const isWellFormed = (token: string, kind: SecretKind): boolean => {

@@ -79,6 +79,12 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly insertSession: (session: { id: string; userId: string; tokenHash: string }) => Effect.Effect<void>
   readonly findSessionByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
   readonly findTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
+  /**
+   * An OAuth access token (`hlo_…`), as the credential of its grant: the grant's
+   * id, name and revocation, the access token's own scopes and the earlier of
+   * the two expiries.
+   */
+  readonly findAccessTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
   readonly insertToken: (token: NewToken) => Effect.Effect<ApiToken>
   /** Up to `limit` of the account's tokens, newest first, after the token `cursor` when given. */
   readonly listTokens: (page: TokensPage) => Effect.Effect<ReadonlyArray<ApiToken>>
@@ -125,6 +131,16 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
                          expires_at, last_used_at, revoked_at
                   FROM sessions WHERE token_hash = ${hash}`
       })
+
+    const accessTokenByHash = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: CredentialRow,
+      execute: (hash) =>
+        sql`SELECT t.id, t.user_id, t.name, t.prefix, a.scopes, t.created_at,
+                   least(a.expires_at, t.expires_at) AS expires_at, t.last_used_at, t.revoked_at
+            FROM oauth_access_tokens a JOIN api_tokens t ON t.id = a.token_id
+            WHERE a.token_hash = ${hash}`
+    })
 
     const insertToken = SqlSchema.findOne({
       Request: Schema.Struct({
@@ -294,6 +310,7 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       insertSession: (s) => insertSession(s).pipe(Effect.orDie),
       findSessionByHash: (hash) => credentialByHash("sessions")(hash).pipe(Effect.orDie),
       findTokenByHash: (hash) => credentialByHash("api_tokens")(hash).pipe(Effect.orDie),
+      findAccessTokenByHash: (hash) => accessTokenByHash(hash).pipe(Effect.orDie),
       insertToken: (t) => insertToken(t).pipe(Effect.orDie),
       listTokens: (page) => listTokens(page).pipe(Effect.orDie),
       revokeToken: (userId, tokenId) => revokeToken({ userId, tokenId }).pipe(Effect.orDie),

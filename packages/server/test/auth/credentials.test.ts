@@ -53,6 +53,28 @@ const seedToken = (expiresAt: string | null) =>
     return { userId, secret, token }
   })
 
+/**
+ * An OAuth grant (an api_tokens row of kind `oauth`) and `count` access tokens
+ * of it, each with its own scopes and expiry, written straight in the database.
+ */
+const seedGrant = (count: number, accessExpiresAt: string) =>
+  Effect.gen(function*() {
+    const { userId, token } = yield* seedToken(null)
+    const sql = yield* SqlClient.SqlClient
+    const clientId = yield* makeId("ocl")
+    yield* sql`INSERT INTO oauth_clients (id, name) VALUES (${clientId}, 'Remote Tool')`
+    yield* sql`UPDATE api_tokens SET kind = 'oauth', oauth_client_id = ${clientId}, scopes = ARRAY['devices:read', 'inbox:read']
+               WHERE id = ${token.id}`
+    const secrets: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const secret = generateSecret("hlo")
+      yield* sql`INSERT INTO oauth_access_tokens (token_hash, token_id, scopes, expires_at)
+                 VALUES (${hashSecret(secret)}, ${token.id}, ARRAY['inbox:read'], ${accessExpiresAt})`
+      secrets.push(secret)
+    }
+    return { userId, grantId: token.id, secrets }
+  }).pipe(Effect.orDie)
+
 const lastUsedInDb = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ lastUsedAt: string | null }>`SELECT last_used_at FROM api_tokens WHERE id = ${id}`).pipe(
@@ -140,4 +162,38 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       yield* TestClock.adjust("40 seconds")
       assert.strictEqual(yield* eventually(lastUsedInDb(token.id), at(20)), at(20))
     }).pipe(Effect.provide(withWorkers(quietPoll)), Effect.provide(TestClock.layer())))
+
+  it.effect("an OAuth access token authenticates as its grant, with its own scopes and expiry", () =>
+    Effect.gen(function*() {
+      const start = yield* Clock.currentTimeMillis
+      const expiresAt = new Date(start + 3_600_000).toISOString()
+      const { grantId, userId, secrets } = yield* seedGrant(1, expiresAt)
+      const credentials = yield* Credentials
+      const grant = yield* credentials.authenticateToken(secrets[0]!)
+      assert.strictEqual(grant.id, grantId)
+      assert.strictEqual(grant.userId, userId)
+      assert.deepStrictEqual(grant.scopes, ["inbox:read"])
+      assert.strictEqual(Date.parse(grant.expiresAt!), Date.parse(expiresAt))
+      // A mangled access token is refused by its checksum, without a lookup.
+      const secret = secrets[0]!
+      const mangled = yield* Effect.flip(credentials.authenticateToken(secret.slice(0, -1) + (secret.endsWith("0") ? "1" : "0")))
+      assert.include(mangled.error, "Malformed")
+      yield* TestClock.adjust("60 minutes")
+      const expired = yield* Effect.flip(credentials.authenticateToken(secrets[0]!))
+      assert.include(expired.error, "Expired")
+    }).pipe(Effect.provide(withWorkers(quietAll)), Effect.provide(TestClock.layer())))
+
+  it.effect("revoking a grant evicts every cached access token of it", () =>
+    Effect.gen(function*() {
+      const { grantId, secrets } = yield* seedGrant(2, new Date(Date.now() + 86_400_000).toISOString())
+      const credentials = yield* Credentials
+      for (const secret of secrets) yield* credentials.authenticateToken(secret)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE api_tokens SET revoked_at = now() WHERE id = ${grantId}`.pipe(Effect.orDie)
+      credentials.evict(grantId)
+      for (const secret of secrets) {
+        const refused = yield* Effect.flip(credentials.authenticateToken(secret))
+        assert.include(refused.error, "revoked")
+      }
+    }).pipe(Effect.provide(withWorkers(quietAll))))
 })

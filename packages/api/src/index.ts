@@ -102,3 +102,19 @@ export {
   UpdateConnectorRequest
 } from "./agent/Connectors.ts"
 export { ConnectorPass, PersonConnectorsGroup } from "./app/Connectors.ts"
+export { OAuthApi, OAuthRequestErrors } from "./OAuthApi.ts"
+export { OAuthError, OAuthInvalidClient, oauthError } from "./oauth/Errors.ts"
+export type { OAuthErrorCode } from "./oauth/Errors.ts"
+export { AuthorizationServerMetadata, OAuthMetadataGroup, ProtectedResourceMetadata } from "./oauth/Metadata.ts"
+export {
+  ClientRegistered,
+  OAUTH_MAX_CLIENT_NAME,
+  OAUTH_MAX_REDIRECT_URIS,
+  OAUTH_MAX_URI_LENGTH,
+  OAuthClientsGroup,
+  RegisterClientRequest,
+  TokenEndpointAuthMethod
+} from "./oauth/Clients.ts"
+export { AuthorizeQuery, ConsentForm, OAuthAuthorizeGroup } from "./oauth/Authorize.ts"
+export { OAuthTokensGroup, RevokeRequest, TokenRequest, TokenResponse } from "./oauth/Tokens.ts"
+export { OAuthSignInGroup, SignInPage, SignInQuery, SignInToken } from "./oauth/SignIn.ts"

@@ -2,10 +2,11 @@
  * `herald admin …`: operator commands. Each prints exactly one JSON object on
  * stdout (logs go to stderr), so scripts can pipe it into `jq`.
  */
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Identity } from "@herald/server/identity/Identity"
 import { Signing } from "@herald/server/miniApps/Signing"
+import { SignInLinks } from "@herald/server/oauth/SignInLinks"
 import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
 import { CliDatabase } from "./database.ts"
@@ -29,6 +30,24 @@ const sessionCreate = Command.make("create", {
   withIdentity((identity) => identity.createSession(user)).pipe(
     Effect.flatMap((session) => printJson({ token: session.token, userId: session.userId }))
   )).pipe(Command.withDescription("Create a Person API session for a person; prints {\"token\",\"userId\"}"))
+
+/** A one-time browser sign-in link (oauth/SignInLinks.ts), built on the public URL as the server computes it. */
+const sessionLink = Command.make("link", {
+  user: Flag.String("user").pipe(Flag.withDescription("The person's email address or id")),
+  next: Flag.String("next").pipe(
+    Flag.withDescription("Where the browser goes once signed in: an authorization request path (/oauth/authorize?…)"),
+    Flag.optional
+  )
+}, ({ next, user }) =>
+  Effect.flatMap(SignInLinks, (links) => links.create(user, Option.getOrUndefined(next))).pipe(
+    Effect.flatMap((link) => printJson({ url: link.url, expiresAt: link.expiresAt, userId: link.userId })),
+    Effect.provide(SignInLinks.layer),
+    Effect.provide(Identity.layer),
+    Effect.provide(CliDatabase)
+  )).pipe(Command.withDescription(
+    "Create a one-time sign-in link (15 minutes) that signs a browser in as the person, e.g. to approve an OAuth " +
+      "client; prints {\"url\",\"expiresAt\",\"userId\"}"
+  ))
 
 /** Teams as the server builds them, with Identity to find the owner. */
 const TeamsCli = Layer.mergeAll(Teams.layer, Identity.layer)
@@ -62,7 +81,7 @@ export const admin = Command.make("admin").pipe(
   Command.withDescription("Operator commands (people, sessions, teams, signing keys)"),
   Command.withSubcommands([
     Command.make("user").pipe(Command.withDescription("People"), Command.withSubcommands([userCreate])),
-    Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate])),
+    Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate, sessionLink])),
     Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate])),
     Command.make("keys").pipe(Command.withDescription("Mini-app package signing keys"), Command.withSubcommands([keysRotate]))
   ])

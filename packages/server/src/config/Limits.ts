@@ -16,11 +16,22 @@ export { MINI_APP_MAX_ARCHIVE_BYTES, MINI_APP_MAX_FILES_BYTES, MINI_APP_MAX_PACK
 /** Inbound webhook deliveries (`POST /hooks/{token}`): a notification, not a document. */
 export const MAX_INBOUND_BYTES = 64 * 1024
 
+/**
+ * The OAuth routes anyone may call (oauth/): a registration, a consent form, a
+ * token or revocation request is a few hundred bytes; 16 KiB leaves room for
+ * ten 2,000-character redirect URIs and keeps unauthenticated bodies small.
+ */
+export const MAX_OAUTH_BYTES = 16 * 1024
+
 // Limits by the matched route's pattern (http/Routes.ts), never by a prefix of
 // the URL: a path the router reaches by another spelling gets the same limit.
 const bodyLimitByRoute: ReadonlyMap<string, number> = new Map([
   ["/hooks/:token", MAX_INBOUND_BYTES],
-  ["/api/agent/mini-apps/publish", MINI_APP_MAX_ARCHIVE_BYTES]
+  ["/api/agent/mini-apps/publish", MINI_APP_MAX_ARCHIVE_BYTES],
+  ["/oauth/register", MAX_OAUTH_BYTES],
+  ["/oauth/authorize", MAX_OAUTH_BYTES],
+  ["/oauth/token", MAX_OAUTH_BYTES],
+  ["/oauth/revoke", MAX_OAUTH_BYTES]
 ])
 
 /** The body limit of a request by its matched route (undefined: no route), `MAX_BODY_BYTES` unless listed above. */

@@ -86,6 +86,10 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) => {
   return type !== undefined && (type.startsWith("application/json") || type.startsWith("application/problem+json"))
 }
 
+/** The OAuth browser routes (oauth/) answer their own HTML pages, errors included: they leave as they are. */
+const isHtml = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag !== "Empty" && response.body.contentType?.startsWith("text/html") === true
+
 const latencyBoundaries = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 // One metric per (method, route, status), built once with its attributes fixed:
@@ -131,7 +135,7 @@ const finish = (started: bigint, requestId: string, canonical: boolean, limit: n
     const matched = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext) !== undefined
     const out = !matched && response.status === 404 && !isJson(response)
       ? notFoundOrNotAllowed(request, limit)
-      : response.status >= 400 && !isJson(response)
+      : response.status >= 400 && !isJson(response) && !(matched && isHtml(response))
       ? errorResponse(response.status, limit)
       : response
     const status = out.status

@@ -8,13 +8,14 @@
  * prefix of its URL — and 405's `Allow` lists the methods of the path's
  * routes.
  */
-import { AgentApi, AppApi, HooksApi, WebhookToken } from "@herald/api"
+import { AgentApi, AppApi, HooksApi, OAuthApi, SignInToken, WebhookToken } from "@herald/api"
 import { FindMyWay } from "effect/http"
 import { HttpApi, HttpApiMiddleware } from "effect/http-api"
 import type { HttpApiGroup } from "effect/http-api"
 import { SchemaAST } from "effect"
 import type { Schema } from "effect"
 import type { SecretKind } from "../auth/Secrets.ts"
+import { MCP_PATH } from "../oauth/McpScopes.ts"
 
 /**
  * How the router matches (runtime/Server.ts): case-sensitive, `//` not
@@ -31,6 +32,9 @@ export const routerConfig: FindMyWay.RouterConfig = {
 /** Path parameters that are credentials, by their schema in the contract: never logged, their shape checked at the edge. */
 const secretParamSchemas: ReadonlyArray<readonly [Schema.Top, SecretKind]> = [[WebhookToken, "hlw"]]
 
+/** Query parameters that are credentials (a sign-in link's token), by their schema's identifier: never logged. */
+const secretQueryIdentifiers: ReadonlySet<unknown> = new Set([SignInToken].map((schema) => schema.ast.annotations?.identifier))
+
 export interface Route {
   readonly method: string
   /** The pattern, as the router's `RouteContext` names it (`/hooks/:token`). */
@@ -39,6 +43,8 @@ export interface Route {
   readonly secured: boolean
   /** The parameter that is the request's credential and its kind (the inbound webhook's token), if any. */
   readonly secret?: { readonly param: string; readonly kind: SecretKind } | undefined
+  /** Query parameters that are credentials (`GET /oauth/sign-in`'s `token`): a log line shows `…` for their values. */
+  readonly secretQuery?: ReadonlyArray<string> | undefined
 }
 
 /** Routes served beside the HttpApis (http/Ops.ts, the OpenAPI documents and docs UIs of runtime/Server.ts). */
@@ -49,8 +55,19 @@ export const opsRoutes: ReadonlyArray<readonly [method: string, path: string]> =
   ["GET", "/api/agent/openapi.json"],
   ["GET", "/api/app/openapi.json"],
   ["GET", "/hooks/openapi.json"],
+  ["GET", "/oauth/openapi.json"],
   ["GET", "/api/agent/docs"],
   ["GET", "/api/app/docs"]
+]
+
+/**
+ * The MCP endpoint (mcp/McpRoutes.ts): served beside the HttpApis, behind its
+ * own bearer gate (mcp/McpAuth.ts), which reads and guards the body once the
+ * token checks out.
+ */
+export const mcpRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
+  ["POST", MCP_PATH],
+  ["DELETE", MCP_PATH]
 ]
 
 /** Every endpoint of an HttpApi, its prefix included. */
@@ -65,7 +82,16 @@ export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constrai
       const secret = fields.flatMap((field) =>
         secretParamSchemas.filter(([schema]) => schema.ast === field.type).map(([, kind]) => ({ param: String(field.name), kind }))
       )[0]
-      routes.push({ method: endpoint.method, path: endpoint.path, secured: [...middleware].some(HttpApiMiddleware.isSecurity), secret })
+      const query = endpoint.query?.ast
+      const secretQuery = (query !== undefined && SchemaAST.isObjects(query) ? query.propertySignatures : [])
+        .filter((field) => secretQueryIdentifiers.has(field.type.annotations?.identifier)).map((field) => String(field.name))
+      routes.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        secured: [...middleware].some(HttpApiMiddleware.isSecurity),
+        secret,
+        ...(secretQuery.length > 0 ? { secretQuery } : {})
+      })
     }
   })
   return routes
@@ -77,6 +103,15 @@ export interface Matched {
 }
 
 const redacted = "…"
+
+/** A query string with the values of the named parameters shown as `…` (names compared decoded, as the handler reads them). */
+const redactQuery = (search: string, secret: ReadonlyArray<string> | undefined): string => {
+  if (secret === undefined) return search
+  const params = [...new URLSearchParams(search)]
+  if (!params.some(([name]) => secret.includes(name))) return search
+  const shown = params.map(([name, value]) => `${encodeURIComponent(name)}=${secret.includes(name) ? redacted : encodeURIComponent(value)}`)
+  return `?${shown.join("&")}`
+}
 
 /** Builds the table of a set of routes. */
 export const makeRoutes = (routes: ReadonlyArray<Route>) => {
@@ -124,9 +159,10 @@ export const makeRoutes = (routes: ReadonlyArray<Route>) => {
     const query = url.indexOf("?")
     const segments = (query === -1 ? url : url.slice(0, query)).split("/")
     if (matched !== undefined) {
-      if (matched.route.secret === undefined) return url
+      const search = query === -1 ? "" : redactQuery(url.slice(query), matched.route.secretQuery)
+      if (matched.route.secret === undefined) return (query === -1 ? url : url.slice(0, query)) + search
       const at = matched.route.path.split("/").indexOf(`:${matched.route.secret.param}`)
-      return segments.map((s, i) => i === at ? redacted : s).join("/") + (query === -1 ? "" : url.slice(query))
+      return segments.map((s, i) => i === at ? redacted : s).join("/") + search
     }
     return segments.map((s) => s === "" || literals.has(s) ? s : redacted).join("/") + (query === -1 ? "" : "?" + redacted)
   }
@@ -139,7 +175,9 @@ export const servedRoutes: ReadonlyArray<Route> = [
   ...routesOf(AgentApi),
   ...routesOf(AppApi),
   ...routesOf(HooksApi),
-  ...opsRoutes.map(([method, path]) => ({ method, path, secured: false }))
+  ...routesOf(OAuthApi),
+  ...opsRoutes.map(([method, path]) => ({ method, path, secured: false })),
+  ...mcpRoutes.map(([method, path]) => ({ method, path, secured: true }))
 ]
 
 export const routes = makeRoutes(servedRoutes)

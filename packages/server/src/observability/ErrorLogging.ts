@@ -13,9 +13,13 @@ const clientHttpError = (error: object): boolean =>
   (error as { _tag?: unknown })._tag === "HttpServerError" &&
   ["RequestParseError", "RouteNotFound"].includes(String((error as { reason?: { _tag?: unknown } }).reason?._tag))
 
+// The OAuth routes' refusals (RFC 6749 `{error, error_description}`, no `code`): a client's mistake, not ours.
+const oauthRefusals: ReadonlySet<unknown> = new Set(["OAuthError", "OAuthInvalidClient"])
+
 const expectedStatus = (error: unknown): boolean => {
   if (typeof error !== "object" || error === null) return false
   if (clientHttpError(error)) return true
+  if (oauthRefusals.has((error as { _tag?: unknown })._tag)) return true
   if (!("code" in error)) return false
   const code = (error as { code: unknown }).code
   return typeof code === "string" && code !== "INTERNAL_ERROR" && code !== "SERVICE_UNAVAILABLE"

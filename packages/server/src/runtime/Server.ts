@@ -4,7 +4,7 @@
  * HTTP server, and the workers beside it.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { AgentApi, AppApi, HooksApi } from "@herald/api"
+import { AgentApi, AppApi, HooksApi, OAuthApi } from "@herald/api"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -96,6 +96,18 @@ import { ConnectorsLayer } from "../connectors/layer.ts"
 import { Packages } from "../miniApps/Packages.ts"
 import { PackagesRepo } from "../miniApps/PackagesRepo.ts"
 import { Signing } from "../miniApps/Signing.ts"
+import { McpRoutes } from "../mcp/McpRoutes.ts"
+import { McpSessions } from "../mcp/McpSessions.ts"
+import { SignInLinks } from "../oauth/SignInLinks.ts"
+import {
+  OAuthAuthorizeHandlers,
+  OAuthClientsHandlers,
+  OAuthMetadataHandlers,
+  OAuthRequestErrorsLive,
+  OAuthTokensHandlers
+} from "../oauth/http.ts"
+import { OAuthLayer } from "../oauth/layer.ts"
+import { OAuthSignInHandlers } from "../oauth/signInHttp.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
@@ -112,6 +124,12 @@ const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
   Layer.provide(InboundHandlers)
+)
+
+/** Herald as an OAuth 2.1 authorization server (oauth/): discovery, registration, consent, tokens, sign-in links. */
+const OAuthRoutes = HttpApiBuilder.layer(OAuthApi, { openapiPath: "/oauth/openapi.json" }).pipe(
+  Layer.provide([OAuthMetadataHandlers, OAuthClientsHandlers, OAuthAuthorizeHandlers, OAuthTokensHandlers, OAuthSignInHandlers]),
+  Layer.provide(OAuthRequestErrorsLive)
 )
 
 /** The docs pages, their Content-Security-Policy, and `nosniff` on every response (http/DocsHeaders.ts). */
@@ -171,14 +189,17 @@ export const CapabilitiesLayer = Layer.mergeAll(
   OncallGroups.layer,
   MiniAppsLayer,
   MiniAppReviewLayer,
-  ConnectorsLayer
+  ConnectorsLayer,
+  SignInLinks.layer.pipe(Layer.provide(MessagingLayer)),
+  OAuthLayer.pipe(Layer.provide(MessagingLayer)),
+  McpSessions.layer.pipe(Layer.provide(MessagingLayer))
 ).pipe(
   Layer.provideMerge(RateLimiter.layer),
   Layer.provideMerge(MigrationsLayer)
 )
 
 /** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeMiddleware).pipe(
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeMiddleware).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 

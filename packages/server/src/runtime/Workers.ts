@@ -22,6 +22,8 @@ import { LiveActivities } from "../activities/LiveActivities.ts"
 import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
 import { AuditRetention } from "../teams/AuditRetention.ts"
 import { Pages } from "../oncall/Pages.ts"
+import { OAuthSweep } from "../oauth/Sweep.ts"
+import { McpSessions } from "../mcp/McpSessions.ts"
 import * as Worker from "./Worker.ts"
 
 // ── push (outbox drain, node heartbeat) ─────────────────────────────────────
@@ -124,6 +126,18 @@ export const DeliveriesWorkers = Layer.unwrap(Effect.map(Deliveries, (deliveries
 export const TeamRetentionSweep = Layer.unwrap(Effect.map(AuditRetention, (retention) =>
   Worker.periodic("team-retention-sweep", retention.sweepEvery, Effect.asVoid(retention.sweep))))
 
+// ── oauth (sweep) ─────────────────────────────────────────────────────────────
+
+/** Unclaimed registered clients, expired codes, access and refresh tokens, spent sign-in links. */
+export const OAuthSweepWorker = Layer.unwrap(Effect.map(OAuthSweep, (sweep) =>
+  Worker.periodic("oauth-sweep", sweep.every, Effect.asVoid(sweep.sweep))))
+
+// ── mcp (session sweep) ─────────────────────────────────────────────────────
+
+/** MCP sessions unused for 30 minutes, and those of revoked tokens, ended (mcp/McpSessions.ts). */
+export const McpSessionSweep = Layer.unwrap(Effect.map(McpSessions, (sessions) =>
+  Worker.periodic("mcp-session-sweep", sessions.every, Effect.asVoid(sessions.sweep))))
+
 /** All workers, merged; composed beside the routes in `runtime/Server.ts`. */
 export const WorkersLayer = Layer.mergeAll(
   // push
@@ -144,5 +158,9 @@ export const WorkersLayer = Layer.mergeAll(
   // webhooks
   DeliveriesWorkers,
   // teams
-  TeamRetentionSweep
+  TeamRetentionSweep,
+  // oauth
+  OAuthSweepWorker,
+  // mcp
+  McpSessionSweep
 )

@@ -1,6 +1,6 @@
 /** Defects and 5xx are logged with their cause; typed answers below 500 are not. */
 import { assert, describe, it } from "@effect/vitest"
-import { NotFound, InternalError } from "@herald/api"
+import { NotFound, InternalError, OAuthError, OAuthInvalidClient } from "@herald/api"
 import { Effect, Logger } from "effect"
 import { ErrorLoggingLayer } from "../../src/observability/ErrorLogging.ts"
 
@@ -35,5 +35,11 @@ describe("error logging", () => {
   it.live("a NOT_FOUND answer is not logged", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* run(Effect.fail(new NotFound({ error: "x" }))), [])
+    }))
+
+  it.live("an OAuth refusal ({error, error_description}, no code) is not logged", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* run(Effect.fail(new OAuthError({ error: "invalid_grant" }))), [])
+      assert.deepStrictEqual(yield* run(Effect.fail(new OAuthInvalidClient({ error: "invalid_client" }))), [])
     }))
 })

@@ -1,0 +1,187 @@
+/**
+ * Who may use the MCP endpoint, decided at the HTTP level before the MCP
+ * runtime sees a byte of the request, on every request of a session:
+ *
+ * - `Authorization: Bearer` with an API token (`hld_…`) or an OAuth access
+ *   token (`hlo_…`), both through `Credentials.authenticateToken` (so a
+ *   revoked token is refused on its next request). Missing or refused: 401
+ *   with the `WWW-Authenticate` challenge that points an MCP client at the
+ *   protected-resource metadata (RFC 9728) and the scopes to ask for, which is
+ *   what makes a client start OAuth; `error="invalid_token"` when a token was
+ *   sent. The body is Herald's `{code: "UNAUTHORIZED", error}`.
+ * - The token's rate limits, as on the Agent API (auth/AgentAuthLive.ts): a
+ *   request whose body calls a sending tool counts as a send too
+ *   (ToolRoutes.ts). Over a limit: 429 `RATE_LIMITED` with `Retry-After`.
+ * - A request with an `Mcp-Session-Id` the token did not open answers 404
+ *   like an unknown session; a use refreshes the session, and `initialize`
+ *   and DELETE open and close it in the registry (McpSessions.ts: the cap per
+ *   token, idle expiry).
+ * - Then the body is guarded (http/BodyGuard.ts) and the request runs as the
+ *   token (`CurrentAgent`).
+ *
+ * Tools the token's scopes do not allow are hidden from `tools/list`, and a
+ * call of one answers the JSON-RPC error `-32003` naming the missing scopes
+ * (`ScopeGate`).
+ */
+import { CurrentAgent } from "@herald/api"
+import { Clock, Context, Effect, Schema } from "effect"
+import { McpSchema, McpServer } from "effect/ai"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { RateLimiter } from "../billing/RateLimiter.ts"
+import { appendRateLimitHeadersUnsafe, seconds } from "../billing/RateLimitHeaders.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { guardBody } from "../http/BodyGuard.ts"
+import { Credentials } from "../auth/Credentials.ts"
+import { MCP_RESOURCE_METADATA_PATH, MCP_SCOPES } from "../oauth/McpScopes.ts"
+import { McpSessions, SESSION_ID_HEADER } from "./McpSessions.ts"
+import { withAnsweredErrorsQuiet } from "./ProtocolErrors.ts"
+import { bodySends, missingScopes } from "./ToolRoutes.ts"
+
+/** The methods the MCP endpoint serves: POST (JSON-RPC) and DELETE (end a session). */
+export const MCP_METHODS = ["DELETE", "POST"] as const
+
+/** The `WWW-Authenticate` challenge of a 401 (`invalidToken`: a token was sent and refused). */
+export const mcpChallenge = (publicUrl: string, invalidToken: boolean) =>
+  `Bearer resource_metadata="${publicUrl}${MCP_RESOURCE_METADATA_PATH}", scope="${MCP_SCOPES.join(" ")}"` +
+  (invalidToken ? `, error="invalid_token"` : "")
+
+const unauthorized = (challenge: string, error: string) =>
+  HttpServerResponse.jsonUnsafe({ error, code: "UNAUTHORIZED" }, { status: 401, headers: { "www-authenticate": challenge } })
+
+const methodNotAllowed = HttpServerResponse.jsonUnsafe(
+  { error: "Method not allowed.", code: "METHOD_NOT_ALLOWED" },
+  { status: 405, headers: { allow: MCP_METHODS.join(", ") } }
+)
+
+// The MCP runtime refuses some requests with an empty body; the edge would
+// answer those generically ("No such route." for an unknown session), so they
+// leave here in Herald's shape with what went wrong.
+const explained: Record<number, { readonly code: string; readonly error: string }> = {
+  403: { code: "FORBIDDEN", error: "This Origin may not use the MCP endpoint." },
+  404: {
+    code: "NOT_FOUND",
+    error: "No such MCP session (it was ended, or started on another node): send initialize to start a new one."
+  },
+  406: { code: "NOT_ACCEPTABLE", error: "Accept must include both application/json and text/event-stream." }
+}
+
+const explain = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const known = response.body._tag === "Empty" ? explained[response.status] : undefined
+  return known === undefined ? response : HttpServerResponse.jsonUnsafe(known, { status: response.status, headers: response.headers })
+}
+
+const unknownSession = explain(HttpServerResponse.empty({ status: 404 }))
+
+/**
+ * What a response tells the registry: `initialize` (no session id yet)
+ * answered with a session id opens it under the token; a DELETE that ended
+ * the session, or a 404 for it, closes it. The runtime sets the session id
+ * header as the response is sent (a pre-response handler), so it is read by
+ * one appended after the runtime's.
+ */
+const recordSession = (
+  context: Context.Context<never>,
+  sessions: McpSessions["Service"],
+  tokenId: string,
+  sessionId: string | undefined,
+  response: HttpServerResponse.HttpServerResponse
+): void => {
+  if (sessionId === undefined) {
+    HttpEffect.appendPreResponseHandlerUnsafe(context, (_, sent) => {
+      const opened = sent.headers[SESSION_ID_HEADER]
+      return opened === undefined ? Effect.succeed(sent) : Effect.as(sessions.opened(opened, tokenId), sent)
+    })
+  } else if (response.body._tag === "Empty" && (response.status === 204 || response.status === 404)) {
+    // The runtime's answers to a DELETE that ended the session, and to a session it does not know.
+    sessions.forget(sessionId)
+  }
+}
+
+/** The credential of an `Authorization` header: `Bearer <token>` (scheme case-insensitive), else the empty string. */
+const bearerOf = (header: string): string => {
+  const match = /^Bearer +(\S+) *$/i.exec(header)
+  return match === null ? "" : match[1]!
+}
+
+/** The HTTP-level gate of the MCP routes (McpRoutes.ts), providing `CurrentAgent` to every MCP handler. */
+export const McpHttpAuth = HttpRouter.middleware<{ provides: CurrentAgent }>()(Effect.gen(function*() {
+  const credentials = yield* Credentials
+  const limiter = yield* RateLimiter
+  const sessions = yield* McpSessions
+  const { publicUrl } = yield* AppConfig
+  const missing = mcpChallenge(publicUrl, false)
+  const refused = mcpChallenge(publicUrl, true)
+  return (httpEffect) =>
+    Effect.withFiber((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      // The MCP runtime answers GET (no server-initiated stream here) and other methods 405 with an
+      // empty body; answered here in Herald's shape, with `Allow`, before any credential is looked at.
+      if (!(MCP_METHODS as ReadonlyArray<string>).includes(request.method)) return Effect.succeed(methodNotAllowed)
+      const header = request.headers["authorization"]
+      if (header === undefined || header === "") {
+        return Effect.succeed(unauthorized(missing, "Missing bearer token: send Authorization: Bearer <token> (an API token or an OAuth access token)."))
+      }
+      const bearer = bearerOf(header)
+      if (bearer === "") return Effect.succeed(unauthorized(refused, "Malformed Authorization header: send Authorization: Bearer <token>."))
+      return Effect.matchEffect(credentials.authenticateToken(bearer), {
+        onFailure: (e) => Effect.succeed(unauthorized(refused, e.error)),
+        // Authenticated: the body may be read now (to know whether it sends, and to guard it).
+        onSuccess: (token) =>
+          Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) => {
+            const sends = request.method === "POST" && bodySends(text)
+            const outcome = limiter.take(token.id, sends, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+            if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
+            if (!outcome.allowed) {
+              return Effect.succeed(HttpServerResponse.jsonUnsafe({
+                error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +
+                  `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`,
+                code: "RATE_LIMITED"
+              }, { status: 429 }))
+            }
+            const sessionId = request.headers[SESSION_ID_HEADER]
+            if (sessionId !== undefined) {
+              // Another token's session answers exactly as an unknown one: the id alone opens nothing.
+              if (sessions.ownerOf(sessionId) !== token.id) return Effect.succeed(unknownSession)
+            }
+            const asAgent = Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+            const served = guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent, (response) => {
+              recordSession(fiber.context, sessions, token.id, sessionId, response)
+              return explain(response)
+            })))
+            return sessionId === undefined ? served : Effect.andThen(sessions.touch(sessionId), served)
+          })
+      })
+    })
+}))
+
+/** The JSON-RPC error code of a tool call the token's scopes do not allow (implementation-defined server error range). */
+export const MISSING_SCOPE_CODE = -32003
+
+/**
+ * A tool call the token's scopes do not allow: JSON-RPC error `-32003`
+ * naming the missing scopes, with the Agent API's `{code: "MISSING_SCOPE",
+ * error, required}` as its `data`.
+ */
+export class McpMissingScope extends Schema.Error<McpMissingScope>("McpMissingScope")({
+  ...McpSchema.McpErrorBase.fields,
+  _tag: Schema.tag("McpMissingScope"),
+  code: Schema.tag(MISSING_SCOPE_CODE)
+}) {}
+
+/**
+ * Hides a tool from `tools/list` when the token lacks a scope it needs, and
+ * refuses a call of it with `McpMissingScope`. A visibility gate alone would
+ * answer a call as if the tool did not exist; failing the check on
+ * `tools/call` instead makes the call's answer name the scopes.
+ */
+export const ScopeGate = McpServer.visibility(({ method, target }) =>
+  Effect.flatMap(CurrentAgent, (agent) => {
+    const missing = missingScopes(target, agent.scopes)
+    if (missing.length === 0) return Effect.succeed(true)
+    if (method !== "tools/call") return Effect.succeed(false)
+    return Effect.fail(new McpMissingScope({
+      message: `The token lacks scopes: ${missing.join(", ")}.`,
+      data: { code: "MISSING_SCOPE", error: `The token lacks scopes: ${missing.join(", ")}.`, required: missing }
+    }))
+  })
+)

@@ -1,0 +1,57 @@
+/**
+ * `GET /oauth/sign-in?token=hll_…&next=…`: redeems a one-time sign-in link
+ * (SignInLinks.ts), puts the new session in the `herald_session` cookie and
+ * returns the browser to the authorization request it came from. `next` is
+ * followed only to `/oauth/authorize…` on this origin (never an open
+ * redirect). The secret is in the URL, so nothing is cached, no Referer
+ * carries it on, and the page cannot be framed.
+ */
+import { OAuthApi } from "@herald/api"
+import { Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { SESSION_COOKIE, sessionCookieOptions } from "./BrowserSession.ts"
+import { escapeHtml, pageHeaders } from "./ConsentPage.ts"
+import { authorizationNext, SignInLinks } from "./SignInLinks.ts"
+
+/** The longest `token` looked at: a real one is 53 characters; anything longer is refused unread. */
+const TOKEN_MAX_LENGTH = 200
+
+/** A small self-contained page (no scripts; the authorization endpoint's headers): a title, a paragraph of escaped HTML. */
+const page = (status: number, title: string, paragraph: string) =>
+  HttpServerResponse.html(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+      `<title>${escapeHtml(title)} · Herald</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;` +
+      `padding:0 1rem;color:#222}h1{font-size:1.4rem}code{background:#f3f3f3;padding:0 .2em}</style></head>` +
+      `<body><h1>${escapeHtml(title)}</h1><p>${paragraph}</p></body></html>`
+  ).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders(pageHeaders))
+
+const invalidLink = page(
+  400,
+  "This sign-in link does not work",
+  "The link is unknown, was already used, or has expired (links last 15 minutes and work once). Nobody was signed in. " +
+    "Run <code>herald admin session link --user YOU</code> again for a fresh link."
+)
+
+export const OAuthSignInHandlers = HttpApiBuilder.group(OAuthApi, "oauthSignIn", (handlers) =>
+  Effect.gen(function*() {
+    const links = yield* SignInLinks
+    const cookie = sessionCookieOptions(links.publicUrl)
+    return handlers.handle("signIn", ({ query }) =>
+      Effect.gen(function*() {
+        const token = query.token ?? ""
+        const redeemed = token.length > TOKEN_MAX_LENGTH ? Option.none() : yield* links.redeem(token)
+        if (Option.isNone(redeemed)) return invalidLink
+        const { person, session } = redeemed.value
+        const next = authorizationNext(links.publicUrl, query.next)
+        const response = next === undefined
+          ? page(
+            200,
+            "Signed in",
+            `Signed in as ${escapeHtml(person.name)} &lt;${escapeHtml(person.email)}&gt;. ` +
+              "Go back to the authorization page and reload it to approve the client."
+          )
+          : HttpServerResponse.redirect(next, { status: 302, headers: pageHeaders })
+        return HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, session, cookie)
+      }))
+  }))

@@ -30,13 +30,14 @@ export const freePort = Effect.promise(() =>
     })
   }))
 
-/** Runs `herald <args…>` to completion; fails with its stderr on a non-zero exit. */
-export const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+/** Runs `herald <args…>` to completion (with `stdin` written to it and closed, when given); resolves with its exit code and output. */
+export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly stdin?: string } = {}) =>
   Effect.promise(() =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [entry, ...args], { env: baseEnv(env), cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+      const child = execFile(process.execPath, [entry, ...args], { env: baseEnv(env), cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
       })
+      if (options.stdin !== undefined) child.stdin?.end(options.stdin)
     }))
 
 /** `herald <args…>` that must succeed and print one JSON object. */

@@ -1,21 +1,27 @@
 #!/usr/bin/env node
 /**
  * The `herald` executable: `serve`, `migrate`, `admin user create`,
- * `admin session create`. A failure prints one line on stderr (the error's
- * message, never a stack trace for an expected error) and exits 1; a usage
- * error (unknown command or flag, a missing flag) prints the help and the
- * reason and exits 2; a bare `herald` prints the help and exits 0.
+ * `admin session create`, and the clients `ask` and `hook claude-code`. A
+ * failure prints one line on stderr (the error's message, never a stack trace
+ * for an expected error) and exits 1; a usage error (unknown command or flag,
+ * a missing flag) prints the help and the reason and exits 2; a bare `herald`
+ * prints the help and exits 0. `ask` and `hook` set their own exit codes
+ * (docs/cli.md): `ask` exits 2 for "expired", so its usage errors exit 3, and a
+ * hook's exit 2 blocks the agent's tool call, so its usage errors exit 1.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Predicate } from "effect"
 import { CliError, Command } from "effect/cli"
 import { admin } from "./commands/admin.ts"
+import { ask } from "./commands/ask.ts"
+import { usageExitCode } from "./commands/gate.ts"
+import { hook } from "./commands/hook.ts"
 import { migrate } from "./commands/migrate.ts"
 import { serve } from "./commands/serve.ts"
 
 const herald = Command.make("herald").pipe(
   Command.withDescription("Herald: reach a person's phone from agents and scripts"),
-  Command.withSubcommands([serve, migrate, admin])
+  Command.withSubcommands([serve, migrate, admin, ask, hook])
 )
 
 /** The message of an expected error: the spec's `error` field, else the error's own message. */
@@ -60,7 +66,9 @@ herald.pipe(
     if (Cause.hasInterruptsOnly(cause)) return Effect.void
     const error = Cause.squash(cause)
     // effect/cli has already printed the help (and any parse errors) for these.
-    if (CliError.isCliError(error) && error._tag === "ShowHelp") return exitWith(error.errors.length === 0 ? 0 : 2)
+    if (CliError.isCliError(error) && error._tag === "ShowHelp") {
+      return exitWith(error.errors.length === 0 ? 0 : usageExitCode(process.argv.slice(2)))
+    }
     return Effect.flatMap(Console.error(`herald: ${describeListen(error) ?? describe(error)}`), () => exitWith(1))
   }),
   Effect.provide(NodeServices.layer),

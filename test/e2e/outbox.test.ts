@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { Duration, Effect } from "effect"
-import { childDatabase, tempDir } from "../support/database.ts"
+import { childDatabase, embeddedDataCopy } from "../support/database.ts"
 import { cliJson, startServer } from "../support/process.ts"
 import { sentNotification } from "../support/notifications.ts"
 
@@ -68,7 +68,7 @@ const crashBetweenAcceptAndSend = (env: Record<string, string>) =>
 describe("push outbox, end to end", () => {
   it.live("embedded database: a push accepted before a crash is delivered once after restart", () =>
     Effect.scoped(Effect.gen(function*() {
-      yield* crashBetweenAcceptAndSend({ HERALD_DATA_DIR: yield* tempDir("outbox") })
+      yield* crashBetweenAcceptAndSend({ HERALD_DATA_DIR: yield* embeddedDataCopy("outbox") })
     })), { timeout: 180_000 })
 
   it.live("PostgreSQL (or embedded where none is configured): the same", () =>

@@ -2,17 +2,20 @@
  * A fresh database per test file: a new database on the PostgreSQL server of
  * `TEST_DATABASE_URL` (dropped afterwards), or, where no server is configured,
  * an embedded PGlite in a temporary directory — served on its socket, so the
- * code under test runs the same `@effect/sql-pg` path either way.
+ * code under test runs the same `@effect/sql-pg` path either way. Each is a
+ * copy of the run's migrated template (globalSetup.ts), already at the latest
+ * schema; `EmptySqlLayer` is a database with nothing in it, for the migrations' own tests.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
-import { Reactivity } from "effect/reactivity"
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { embeddedClientLayer, postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { serveEmbedded } from "../../packages/server/src/db/Embedded.ts"
+import { inject } from "vitest"
+import type { DatabaseTemplate } from "./globalSetup.ts"
+import { adminStatement, withDatabase } from "./postgresAdmin.ts"
+import { makeScratchDir } from "./scratchDir.ts"
 
 export interface TestDatabase {
   /** For a child process: `DATABASE_URL`, or `HERALD_DATA_DIR` of an embedded database it should open itself. */
@@ -22,49 +25,78 @@ export interface TestDatabase {
 
 const adminUrl = process.env.TEST_DATABASE_URL
 
-const withDatabase = (url: string, name: string) => {
-  const u = new URL(url)
-  u.pathname = `/${name}`
-  return u.toString()
-}
+/** The run's migrated template, when globalSetup made one (it does for every `vitest run` of this config). */
+const template: DatabaseTemplate | undefined = inject("heraldTemplate")
 
-/** Creates a database on the test server; dropped when the scope closes. */
-export const freshPostgres = Effect.gen(function*() {
-  const name = `herald_t_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
-  const admin = PgClient.make({ url: Redacted.make(adminUrl!), maxConnections: 1 })
-  const run = (statement: string) =>
-    Effect.scoped(Effect.flatMap(admin, (sql) => sql.unsafe(statement))).pipe(Effect.provide(Reactivity.layer))
-  yield* Effect.acquireRelease(
-    run(`CREATE DATABASE "${name}"`),
-    () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).pipe(Effect.ignore)
-  ).pipe(Effect.orDie)
-  return withDatabase(adminUrl!, name)
-})
+/** An error's message with those of its causes (the driver's own is the cause of the SqlError). */
+const messages = (e: unknown): string => e instanceof Error ? `${e.message} ${messages(e.cause)}` : ""
+
+/**
+ * Creates a database on the test server, a copy of the run's template unless `empty`; dropped when
+ * the scope closes. Two copies of one template at once can collide on its lock: the loser retries.
+ */
+const postgresDatabase = (empty: boolean) =>
+  Effect.gen(function*() {
+    const name = `herald_t_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
+    const from = !empty && template?.kind === "postgres" ? ` TEMPLATE "${template.name}"` : ""
+    const create = adminStatement(adminUrl!, `CREATE DATABASE "${name}"${from}`).pipe(
+      Effect.retry({ times: 20, schedule: Schedule.spaced("100 millis"), while: (e) => messages(e).includes("being accessed by other users") })
+    )
+    yield* Effect.acquireRelease(
+      create,
+      () => adminStatement(adminUrl!, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).pipe(Effect.ignore)
+    ).pipe(Effect.orDie)
+    return withDatabase(adminUrl!, name)
+  })
+
+/** Creates a database on the test server, at the latest schema; dropped when the scope closes. */
+export const freshPostgres = postgresDatabase(false)
 
 /** A temporary data directory, removed when the scope closes. */
 export const tempDir = (label: string) =>
   Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), `herald-${label}-`))),
+    Effect.sync(() => makeScratchDir(label)),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
-/** The SqlClient of a fresh database for in-process tests. */
-export const TestSqlLayer = Layer.unwrap(Effect.gen(function*() {
-  if (adminUrl !== undefined && adminUrl !== "") {
-    const url = yield* freshPostgres
-    return postgresLayer(Redacted.make(url), 4)
-  }
-  const dir = yield* tempDir("db")
-  const socket = yield* serveEmbedded(dir).pipe(Effect.orDie)
-  return embeddedClientLayer(socket)
-}))
+/** A temporary embedded data directory holding a copy of the template's database (none when `empty`). */
+const embeddedDataDir = (label: string, empty: boolean) =>
+  Effect.tap(tempDir(label), (dir) =>
+    Effect.sync(() => {
+      if (empty || template?.kind !== "embedded") return
+      // The database files alone: not a socket a server of the template left behind.
+      fs.cpSync(path.join(template.dataDir, "pgdata"), path.join(dir, "pgdata"), { recursive: true })
+    }))
 
-/** Settings a child `herald` process needs to reach a fresh database of its own. */
+const sqlLayer = (empty: boolean) =>
+  Layer.unwrap(Effect.gen(function*() {
+    if (adminUrl !== undefined && adminUrl !== "") {
+      const url = yield* postgresDatabase(empty)
+      return postgresLayer(Redacted.make(url), 4)
+    }
+    const dir = yield* embeddedDataDir("db", empty)
+    const socket = yield* serveEmbedded(dir).pipe(Effect.orDie)
+    return embeddedClientLayer(socket)
+  }))
+
+/** The SqlClient of a fresh database at the latest schema for in-process tests. */
+export const TestSqlLayer = sqlLayer(false)
+
+/** The SqlClient of a fresh database with no schema at all: for the tests of migrating from empty. */
+export const EmptySqlLayer = sqlLayer(true)
+
+/**
+ * An embedded data directory at the latest schema for a child process, even where PostgreSQL is
+ * configured (then with nothing in it: the template is a PostgreSQL one).
+ */
+export const embeddedDataCopy = (label: string) => embeddedDataDir(label, false)
+
+/** Settings a child `herald` process needs to reach a fresh database of its own, at the latest schema. */
 export const childDatabase = Effect.gen(function*() {
   if (adminUrl !== undefined && adminUrl !== "") {
     return { kind: "postgres", env: { DATABASE_URL: yield* freshPostgres } } satisfies TestDatabase
   }
-  return { kind: "embedded", env: { HERALD_DATA_DIR: yield* tempDir("data") } } satisfies TestDatabase
+  return { kind: "embedded", env: { HERALD_DATA_DIR: yield* embeddedDataDir("data", false) } } satisfies TestDatabase
 })
 
 export const usingPostgres = adminUrl !== undefined && adminUrl !== ""

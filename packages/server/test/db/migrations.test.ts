@@ -6,10 +6,10 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { TestSqlLayer } from "../../../../test/support/database.ts"
+import { EmptySqlLayer } from "../../../../test/support/database.ts"
 import { latestKnownMigration, runMigrations } from "../../src/db/Migrations.ts"
 
-layer(Layer.mergeAll(TestSqlLayer), { excludeTestServices: true, timeout: "120 seconds" })("migrations", (it) => {
+layer(Layer.mergeAll(EmptySqlLayer), { excludeTestServices: true, timeout: "120 seconds" })("migrations", (it) => {
   it.effect("concurrent runs apply each migration once", () =>
     Effect.gen(function*() {
       const runs = yield* Effect.all([runMigrations, runMigrations, runMigrations], { concurrency: "unbounded" })

@@ -229,12 +229,18 @@ layer(testServerLayer({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "400", HERALD_ACTIVI
       const pixel = yield* phone(agent, "android")
       const { activity } = yield* start(agent, { props: { title: "Migrate" } })
       yield* eventually(sent(agent, pixel.id), (s) => s.length === 1)
+      // The start's answer recorded too (it lands after the phone has the push): rewritten before that, its
+      // late write would undo the crash staged below.
+      yield* eventually(pending(activity.id), (rows) => rows.length === 0)
       // As a crash leaves it: the start claimed by a node that never heartbeated, ten minutes ago, its answer never recorded.
+      // One transaction, so the sweep never sees half of it.
       const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE live_activity_operations SET status = 'sending', claimed_by = 'node-that-died',
-                   claimed_at = now() - interval '10 minutes' WHERE activity_id = ${activity.id} AND op = 'start'`
-      yield* sql`UPDATE live_activity_targets SET status = 'queued' WHERE activity_id = ${activity.id}`
-      yield* sql`UPDATE live_activities SET status = 'starting' WHERE id = ${activity.id}`
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE live_activity_operations SET status = 'sending', claimed_by = 'node-that-died',
+                     claimed_at = now() - interval '10 minutes' WHERE activity_id = ${activity.id} AND op = 'start'`
+        yield* sql`UPDATE live_activity_targets SET status = 'queued' WHERE activity_id = ${activity.id}`
+        yield* sql`UPDATE live_activities SET status = 'starting' WHERE id = ${activity.id}`
+      }))
 
       const shown = yield* eventually(agent.client.activities.get({ params: { identifier: activity.id } }), (a) => a.status !== "starting")
       assert.strictEqual(shown.status, "active")

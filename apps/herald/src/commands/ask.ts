@@ -6,8 +6,11 @@
  */
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { ASK_EXIT, askAndWait, exitWith, MAX_TIMEOUT, TITLE_MAX, withClient } from "./gate.ts"
+import { ASK_EXIT, exitWith, MAX_TIMEOUT, TITLE_MAX } from "./gate.ts"
 import type { Outcome } from "./gate.ts"
+
+/** The client, loaded when the command runs (not for `--help` or other commands). */
+const gateClient = Effect.promise(() => import("./gateClient.ts"))
 
 /** The exit code of an outcome; `--default-on-timeout` turns "no answer" into an answer. */
 const exitCodeOf = (outcome: Outcome, onTimeout: Option.Option<"allow" | "deny">): number => {
@@ -53,12 +56,13 @@ export const ask = Command.make("ask", {
     Flag.withDefault(false)
   )
 }, ({ body, defaultOnTimeout, json, kind, timeout, title }) =>
-  withClient(askAndWait({
-    kind,
-    title: title.trim(),
-    prompt: Option.getOrElse(Option.filter(body, (b) => b.trim() !== ""), () => title.trim()),
-    timeoutSeconds: timeout
-  })).pipe(
+  Effect.flatMap(gateClient, ({ askAndWait, withClient }) =>
+    withClient(askAndWait({
+      kind,
+      title: title.trim(),
+      prompt: Option.getOrElse(Option.filter(body, (b) => b.trim() !== ""), () => title.trim()),
+      timeoutSeconds: timeout
+    }))).pipe(
     Effect.flatMap((outcome) =>
       Effect.andThen(
         Console.log(json ? JSON.stringify(outcome.interaction) : wordOf(outcome)),

@@ -12,8 +12,11 @@
  */
 import { Console, Effect, Option, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
-import { askAndWait, exitWith, GateError, HOOK_EXIT, MAX_TIMEOUT, PROMPT_MAX, TITLE_MAX, truncate, withClient } from "./gate.ts"
+import { exitWith, GateError, HOOK_EXIT, MAX_TIMEOUT, PROMPT_MAX, TITLE_MAX, truncate } from "./gate.ts"
 import type { Outcome } from "./gate.ts"
+
+/** The client, loaded when the hook runs (not for `--help` or other commands). */
+const gateClient = Effect.promise(() => import("./gateClient.ts"))
 
 /** Claude Code's PreToolUse input: the fields used here (it sends more, e.g. transcript_path, permission_mode). */
 const PreToolUseInput = Schema.Struct({
@@ -133,6 +136,7 @@ const claudeCode = Command.make("claude-code", {
 }, ({ defaultOnTimeout, timeout }) =>
   Effect.gen(function*() {
     const input = yield* Effect.flatMap(readStdin, parseInput)
+    const { askAndWait, withClient } = yield* gateClient
     const outcome = yield* withClient(askAndWait({ kind: "approval", ...describeToolCall(input), timeoutSeconds: Option.some(timeout) }))
     const { decision, reason } = decisionOf(outcome, defaultOnTimeout, timeout)
     yield* Console.log(JSON.stringify({

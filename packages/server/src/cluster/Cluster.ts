@@ -7,7 +7,7 @@
  * processes on one database never apply a change twice. Timers are polled
  * every 500 ms, which keeps expiry within a second of its deadline.
  */
-import { NodeCrypto } from "@effect/platform-node"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { Context, Duration, Effect, Layer } from "effect"
 import { SingleRunner } from "effect/cluster"
 import type { ShardingConfig } from "effect/cluster"

@@ -5,8 +5,8 @@
  * database. PGlite is one backend session: every client of the socket shares
  * it, which is why the embedded pool has one connection.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import type { PGlite } from "@electric-sql/pglite"
+import type { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Data, Effect } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
@@ -55,9 +55,14 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
       },
       catch: (cause) => new EmbeddedDatabaseError({ message: `cannot prepare ${dir}`, cause })
     })
+    // Loaded here, not at the top: on PostgreSQL, and in a CLI reaching a running server, PGlite is never needed.
+    const [pglite, pgliteSocket] = yield* Effect.tryPromise({
+      try: () => Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")]),
+      catch: (cause) => new EmbeddedDatabaseError({ message: "cannot load the embedded database (PGlite)", cause })
+    })
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(path.join(dir, "pgdata")),
+        try: (): Promise<PGlite> => pglite.PGlite.create(path.join(dir, "pgdata")),
         catch: (cause) => new EmbeddedDatabaseError({ message: `cannot open the embedded database in ${dir}`, cause })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
@@ -67,7 +72,7 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
         try: async () => {
           // The server's own connection, the CLI's, and probes. The socket server
           // runs one query at a time and keeps a transaction's queries together.
-          const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 64 })
+          const server: PGLiteSocketServer = new pgliteSocket.PGLiteSocketServer({ db, path: socket, maxConnections: 64 })
           await server.start()
           return server
         },

@@ -3,7 +3,7 @@
  * migrations) → capabilities → both APIs, docs and operator routes → the Node
  * HTTP server, and the workers beside it.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { AgentApi, AppApi, HooksApi, OAuthApi } from "@herald/api"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

@@ -1,0 +1,56 @@
+/**
+ * What the `herald admin …` commands run (admin.ts holds their flags and help
+ * and imports this module only when one runs). Each prints exactly one JSON
+ * object on stdout (logs go to stderr), so scripts can pipe it into `jq`.
+ */
+import { Console, Effect, Layer } from "effect"
+import { Identity } from "@herald/server/identity/Identity"
+import { Signing } from "@herald/server/miniApps/Signing"
+import { SignInLinks } from "@herald/server/oauth/SignInLinks"
+import { operatorActor } from "@herald/server/teams/AuditTrail"
+import { Teams } from "@herald/server/teams/Teams"
+import { CliDatabase } from "./database.ts"
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value))
+
+const withIdentity = <A, E>(f: (identity: Identity["Service"]) => Effect.Effect<A, E>) =>
+  Effect.flatMap(Identity, f).pipe(Effect.provide(Identity.layer), Effect.provide(CliDatabase))
+
+export const userCreate = (input: { readonly email: string; readonly name: string }) =>
+  withIdentity((identity) => identity.createUser(input)).pipe(
+    Effect.flatMap((person) => printJson({ id: person.id, email: person.email, name: person.name }))
+  )
+
+export const sessionCreate = (user: string) =>
+  withIdentity((identity) => identity.createSession(user)).pipe(
+    Effect.flatMap((session) => printJson({ token: session.token, userId: session.userId }))
+  )
+
+/** A one-time browser sign-in link (oauth/SignInLinks.ts), built on the public URL as the server computes it. */
+export const sessionLink = (user: string, next: string | undefined) =>
+  Effect.flatMap(SignInLinks, (links) => links.create(user, next)).pipe(
+    Effect.flatMap((link) => printJson({ url: link.url, expiresAt: link.expiresAt, userId: link.userId })),
+    Effect.provide(SignInLinks.layer),
+    Effect.provide(Identity.layer),
+    Effect.provide(CliDatabase)
+  )
+
+/** Teams as the server builds them, with Identity to find the owner. */
+const TeamsCli = Layer.mergeAll(Teams.layer, Identity.layer)
+
+/** decisions.md: the API creates families only; an operator creates a workplace team (plan `team`). */
+export const teamCreate = (name: string, owner: string) =>
+  Effect.gen(function*() {
+    const trimmed = name.trim()
+    if (trimmed.length === 0 || trimmed.length > 100) return yield* Effect.fail(new Error("--name must be 1-100 characters."))
+    const person = yield* Effect.flatMap(Identity, (identity) => identity.me(owner))
+    const team = yield* Effect.flatMap(Teams, (teams) => teams.createTeam(operatorActor, { name: trimmed, ownerId: person.id }))
+    yield* printJson(team)
+  }).pipe(Effect.provide(TeamsCli), Effect.provide(CliDatabase))
+
+/** decisions.md: retires the current package signing key and makes a new one; old signatures stay verifiable. */
+export const keysRotate = Effect.flatMap(Signing, (signing) => signing.rotate).pipe(
+  Effect.flatMap(printJson),
+  Effect.provide(Signing.layer),
+  Effect.provide(CliDatabase)
+)

@@ -100,6 +100,7 @@ export class UnitOfWork extends Context.Service<UnitOfWork, {
           Effect.catch(() => Effect.forEach(units, (unit) => Effect.exit(runNow([unit]))))
         ))
 
+    // No span: every request that writes passes here, and the statement has its own.
     const commit = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | MissingReference, R> =>
       Effect.gen(function*() {
         if ((yield* CurrentUnit) !== undefined) return yield* body
@@ -114,7 +115,7 @@ export class UnitOfWork extends Context.Service<UnitOfWork, {
         const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
         yield* inTransaction ? runNow([unit]) : Effect.flatten(groupCommit(unit))
         return result
-      }).pipe(Effect.withSpan("UnitOfWork.commit"))
+      })
 
     return UnitOfWork.of({ commit })
   }))

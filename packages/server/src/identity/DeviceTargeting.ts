@@ -42,10 +42,9 @@ export class DeviceTargeting extends Context.Service<DeviceTargeting, {
         devices.length === unique.length ? Effect.succeed(devices) : Effect.fail(deviceNotFound))
     }
 
+    // No span on this per-request lookup: its statement has one.
     const targets = (userId: string, deviceIds?: ReadonlyArray<string> | undefined) =>
-      (deviceIds === undefined ? activeOfAccount(userId) : named(userId, deviceIds)).pipe(
-        Effect.withSpan("DeviceTargeting.targets")
-      )
+      deviceIds === undefined ? activeOfAccount(userId) : named(userId, deviceIds)
 
     return DeviceTargeting.of({
       targets,

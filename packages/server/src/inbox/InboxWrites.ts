@@ -69,10 +69,10 @@ export class InboxWrites extends Context.Service<InboxWrites, {
         })
       })
 
-    const insert = Effect.fn("InboxWrites.insert")(function*(items: ReadonlyArray<NewInboxItem>) {
+    const insert = Effect.fnUntraced(function*(items: ReadonlyArray<NewInboxItem>) {
       if (items.length === 0) return 0
       return yield* repo.insert(yield* rowsOf(items))
-    })
+    }, Effect.withSpan("InboxWrites.insert"))
     const add = (items: ReadonlyArray<NewInboxItem>) => Effect.flatMap(rowsOf(items), repo.add)
     return InboxWrites.of({ insert, add })
   }))

@@ -145,7 +145,8 @@ export const makeApnsProvider = (config: ApnsConfig, timeout: Duration.Duration)
         Effect.acquireRelease(Effect.sync(() => makeClient(config, host)), closeClient).pipe(Effect.map(Option.some))
     })
 
-    const send = Effect.fn("ApnsProvider.send")(function*(target: PushTarget, message: PushMessage) {
+    // The provider call keeps its span (built once: no stack trace captured per call).
+    const send = Effect.fnUntraced(function*(target: PushTarget, message: PushMessage) {
       const client = target.environment === "sandbox" ? Option.getOrElse(sandbox, () => production) : production
       const capture: Capture = {}
       const attempt = yield* Effect.tryPromise({
@@ -172,7 +173,9 @@ export const makeApnsProvider = (config: ApnsConfig, timeout: Duration.Duration)
           return Retry(transportReason(attempt.error))
         }
       }
-    })
+    }, Effect.withSpan("ApnsProvider.send", (target: PushTarget, message: PushMessage) => ({
+      attributes: { deviceId: target.deviceId, pushType: message.pushType }
+    })))
 
     const hosts = Option.match(config.sandboxHost, {
       onNone: () => config.host,

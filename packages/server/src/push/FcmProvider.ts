@@ -251,7 +251,8 @@ export const makeFcmProvider = (
       .messagingRequestHandler
     if (handler?.httpClient !== undefined) handler.httpClient.retry = null
 
-    const send = Effect.fn("FcmProvider.send")(function*(target: PushTarget, message: PushMessage) {
+    // The provider call keeps its span (built once: no stack trace captured per call).
+    const send = Effect.fnUntraced(function*(target: PushTarget, message: PushMessage) {
       const attempt = yield* Effect.tryPromise({
         try: () => messaging.send(toFcmMessage(target, message)),
         catch: (error) => error
@@ -268,7 +269,9 @@ export const makeFcmProvider = (
         case "Failed":
           return classifyFcmError(attempt.error, yield* Clock.currentTimeMillis)
       }
-    })
+    }, Effect.withSpan("FcmProvider.send", (target: PushTarget, message: PushMessage) => ({
+      attributes: { deviceId: target.deviceId, pushType: message.pushType }
+    })))
 
     return { name: "fcm", description: `project ${config.projectId}`, send } satisfies Provider
   })

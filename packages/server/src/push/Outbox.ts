@@ -93,6 +93,35 @@ export interface OutboxShape {
   readonly staleClaim: Duration.Duration
 }
 
+/**
+ * Waits for `fiber` to end, at most `wait` (slept on the caller's Clock), and
+ * never interrupts it. What `Fiber.await(fiber).pipe(Effect.timeoutOption(wait))`
+ * does, for one fiber less per request: that race forks both of its sides.
+ */
+export const awaitAtMost = (fiber: Fiber.Fiber<unknown, unknown>, wait: Duration.Duration): Effect.Effect<void> =>
+  Effect.withFiber((caller) =>
+    Effect.callback<void>((resume) => {
+      let waiting = true
+      const sleeper = Effect.runForkWith(caller.context)(Effect.sleep(wait))
+      let stopWatching = () => {}
+      const done = () => {
+        if (!waiting) return
+        waiting = false
+        stopWatching()
+        sleeper.interruptUnsafe()
+        resume(Effect.void)
+      }
+      stopWatching = fiber.addObserver(done)
+      if (waiting) sleeper.addObserver(done)
+      // The caller interrupted: stop the timer, leave `fiber` running.
+      return Effect.sync(() => {
+        waiting = false
+        stopWatching()
+        sleeper.interruptUnsafe()
+      })
+    })
+  )
+
 export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbox") {
   static readonly layerNoDeps = Layer.effect(Outbox, Effect.gen(function*() {
     const repo = yield* OutboxRepo
@@ -113,9 +142,10 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         return rows
       })
 
+    // No span: the rows join the caller's unit of work, whose statement has its own.
     const enqueue = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
       pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(receiptRows(pushes, options), (rows) =>
-        Effect.as(repo.insertReceipts(rows), rows.map((r) => r.id))).pipe(Effect.withSpan("Outbox.enqueue"))
+        Effect.as(repo.insertReceipts(rows), rows.map((r) => r.id)))
 
     // Concurrent requests claim their receipts in one statement.
     const claimIds = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<string>>) =>
@@ -194,6 +224,8 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         Effect.tapCause((cause) => Effect.logError("push outbox could not record provider answers", cause))
       )
 
+    // Built once: `Effect.withSpan(name)` captures a stack trace each time it is called.
+    const sendNowSpan = Effect.withSpan("Outbox.sendNow")
     const sendNow = (receiptIds: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const tally = yield* Ref.make<SendSummary>({ accepted: 0, failed: 0, queued: receiptIds.length })
@@ -205,9 +237,9 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
           Effect.flatMap(claimIds(receiptIds), (rows) => sendClaimed(rows, tally)).pipe(Effect.uninterruptible),
           outboxScope
         )
-        yield* Fiber.await(fiber).pipe(Effect.timeoutOption(config.requestWait))
+        yield* awaitAtMost(fiber, config.requestWait)
         return yield* Ref.get(tally)
-      }).pipe(Effect.withSpan("Outbox.sendNow"))
+      }).pipe(sendNowSpan)
 
     // This node is alive from the start: a request may claim (and must keep) receipts before the first beat of its worker.
     const heartbeat = repo.heartbeat(node)

@@ -1,23 +1,28 @@
 /**
  * The live-activities part of `npm run bench`, against a running Herald:
  * 200 concurrent activities, each on its own two devices (an iPhone with its
- * update token, an Android phone), each receiving 10 routine updates a second
- * for 20 s after a 10 s warm-up at the same rate (one in flight per activity;
- * the load from a second process, activity-load.ts). Printed: update requests
+ * update token, an Android phone), each receiving 5 routine updates a second
+ * (1,000 offered a second, issue 22's load) for 20 s after a 10 s warm-up at
+ * the same rate (one in flight per activity; the load from a second process,
+ * activity-load.ts; `--quick` shortens both, mode.ts). Printed: update requests
  * per second and their latency, provider-accepted updates per second,
  * superseded snapshots, the most operations queued at once, event-loop delay
  * p99 and garbage-collection pauses (the server's own /metrics), the server's
  * and the database's CPU time per update request, and memory per activity;
  * then the same load against the stack's floor (activities-effect-floor.ts).
- * Target: the server keeps up (takes at least 90 % of the offered updates,
- * queued work never beyond one snapshot per device per activity) with
- * event-loop delay p99 under 50 ms.
+ * Targets (issue 22): at least 980 of the 1,000 updates offered a second
+ * answered, their p99 under 50 ms, event-loop delay p99 under 50 ms, and no
+ * queue growth (queued work never beyond one snapshot per device per activity,
+ * none left once the load ends).
  */
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import pg from "pg"
-import { cpuSeconds } from "./cpu.ts"
+import { cpuSeconds, cpuSince } from "./cpu.ts"
+import { ACTIVITY_SECONDS, ACTIVITY_WARMUP } from "./mode.ts"
+import { fixed, ratioOf, summaryRow } from "./summary.ts"
+import type { SummaryRow } from "./summary.ts"
 import { json, runJson } from "./support.ts"
 
 interface Context {
@@ -29,36 +34,36 @@ interface Context {
 }
 
 const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 200)
-const SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? 20)
-const WARMUP_SECONDS = 10
-const RATE = 10
+const SECONDS = ACTIVITY_SECONDS
+const WARMUP_SECONDS = ACTIVITY_WARMUP
+/** Routine updates a second per activity: 200 × 5 = issue 22's 1,000 offered a second. */
+const RATE = Number(process.env.BENCH_ACTIVITY_RATE ?? 5)
+/**
+ * The server's event-loop gauge covers the last 5 s window: a warm-up shorter
+ * than two windows (quick) leaves the window open when measuring starts
+ * partly over the set-up, so it is not counted.
+ */
+const skipFirstWindow = WARMUP_SECONDS < 10
 
 /** activity-load.ts's arguments: where, as whom, the warm-up and the measured seconds, which activities. */
 const loadArgs = (baseUrl: string, secret: string, ids: ReadonlyArray<string>) =>
   [baseUrl, secret, String(WARMUP_SECONDS), String(SECONDS), String(RATE), ...ids]
 
-const count = async (db: pg.Client, query: string) => (await db.query(query)).rows[0].n as number
-const queuedNow = (db: pg.Client) =>
+const count = async (db: pg.Pool, query: string) => (await db.query(query)).rows[0].n as number
+const queuedNow = (db: pg.Pool) =>
   count(db, "SELECT count(*)::int AS n FROM live_activity_operations WHERE status IN ('queued', 'sending')")
-const acceptedUpdates = (db: pg.Client) =>
+const acceptedUpdates = (db: pg.Pool) =>
   count(db, "SELECT count(*)::int AS n FROM live_activity_operations WHERE op = 'update' AND status = 'accepted'")
-const floorDeliveries = (db: pg.Client) => count(db, "SELECT count(*)::int AS n FROM fa_deliveries")
+const floorDeliveries = (db: pg.Pool) => count(db, "SELECT count(*)::int AS n FROM fa_deliveries")
 /** Transactions the database committed or rolled back (a statement outside a transaction is one): its round trips' count. */
-const transactions = (db: pg.Client) =>
+const transactions = (db: pg.Pool) =>
   count(db, "SELECT (xact_commit + xact_rollback)::int AS n FROM pg_stat_database WHERE datname = current_database()")
-const backendsOf = async (db: pg.Client, application: string) =>
+const backendsOf = async (db: pg.Pool, application: string) =>
   (await db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1", [application]))
     .rows.map((r) => r.pid as number)
 
-/**
- * The CPU seconds an application's database backends spend from now until
- * the answer's call, counting backends its pool opens meanwhile too.
- */
-const databaseCpu = async (db: pg.Client, application: string) => {
-  const before = new Map((await backendsOf(db, application)).map((pid) => [pid, cpuSeconds(pid)]))
-  return async () =>
-    (await backendsOf(db, application)).reduce((sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0), 0)
-}
+/** The CPU seconds an application's database backends spend from now until the answer's call (cpu.ts). */
+const databaseCpu = (db: pg.Pool, application: string) => cpuSince(() => backendsOf(db, application))
 
 const inBatches = async <A>(n: number, size: number, f: (i: number) => Promise<A>) => {
   const out: Array<A> = []
@@ -75,10 +80,10 @@ const metricSum = (text: string, name: string) =>
   text.split("\n").filter((l) => l.startsWith(`${name}{`)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
 
 
-export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<boolean> => {
-  // One connection for the samples (a psql process a second would compete with the server for the CPU).
-  const db = new pg.Client({ connectionString: databaseUrl })
-  await db.connect()
+export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Context): Promise<ReadonlyArray<SummaryRow>> => {
+  // One connection for the samples (a psql process a second would compete with the server for the CPU),
+  // a pool of one so that concurrent samples queue for it.
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 1, idleTimeoutMillis: 0 })
   const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }
   const token = await json(await fetch(`${baseUrl}/api/app/tokens`, {
     method: "POST",
@@ -168,9 +173,10 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   const floor = await measureFloor(databaseUrl, db)
   await db.end()
 
-  const worstLoop = Math.max(0, ...loopP99)
   // The gauge changes once per 5 s window; read each second, each window shows several times.
-  const windows = loopP99.filter((v, i) => i === 0 || v !== loopP99[i - 1]).map((v) => v.toFixed(0)).join(", ")
+  const counted = skipFirstWindow ? loopP99.filter((v) => v !== loopP99[0]) : loopP99
+  const worstLoop = Math.max(0, ...counted)
+  const windows = counted.filter((v, i) => i === 0 || v !== counted[i - 1]).map((v) => v.toFixed(0)).join(", ")
   const limit = ACTIVITIES * 2
   const errors = load.non2xx + load.errors + load.timeouts
   console.log(`\nlive activities — ${ACTIVITIES} activities × 2 devices, ${RATE} routine updates/s each for ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up\n`)
@@ -190,12 +196,39 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
     `${(floor.delivered / SECONDS).toFixed(0)} device updates/s delivered; ` +
     `garbage collection: paused ${(floor.gcShare * 100).toFixed(1)} % of the time, longest pause ${floor.longestGc.toFixed(1)} ms`)
   console.log(`ratio herald/floor: ${(load.total / Math.max(1, floor.load.total)).toFixed(2)}`)
-  // Keeping up means taking the offered updates too, not only bounding the queue behind them.
-  const taken = load.total / SECONDS / (ACTIVITIES * RATE)
-  const ok = maxQueued <= limit && stillQueued === 0 && worstLoop < 50 && errors === 0 && taken >= 0.9
-  console.log(`target: queued ≤ ${limit} (${maxQueued}), event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), ` +
-    `≥ 90 % of the offered updates taken (${(taken * 100).toFixed(0)} %)`)
-  return ok
+  // Keeping up means answering the offered updates too, not only bounding the queue behind them.
+  const offered = ACTIVITIES * RATE
+  const answered = load.total / SECONDS
+  const floorAnswered = floor.load.total / SECONDS
+  // Issue 22: 980 of 1,000 offered a second, the same share at another load.
+  const needed = offered * 0.98
+  console.log(`target: ≥ ${fixed(needed)} of ${fixed(offered)} updates/s answered (${answered.toFixed(0)}), p99 < 50 ms (${load.p99}), ` +
+    `event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), queued ≤ ${limit} (${maxQueued}) and none left (${stillQueued})`)
+  const what = `live activities ${ACTIVITIES} × ${RATE}/s`
+  return [
+    summaryRow({
+      what: `${what}, answered/s of ${fixed(offered)}`,
+      herald: fixed(answered),
+      floor: fixed(floorAnswered),
+      ratio: ratioOf(answered, floorAnswered),
+      target: `≥ ${fixed(needed)}/s`,
+      met: answered >= needed && errors === 0
+    }),
+    summaryRow({ what: "… update p99 (from when each was due)", herald: `${load.p99} ms`, floor: `${floor.load.p99} ms`, target: "< 50 ms", met: load.p99 < 50 }),
+    summaryRow({
+      what: "… event-loop delay p99, worst 5 s window",
+      herald: `${worstLoop.toFixed(0)} ms`,
+      floor: `${floor.worstLoop.toFixed(0)} ms`,
+      target: "< 50 ms",
+      met: counted.length > 0 && worstLoop < 50
+    }),
+    summaryRow({
+      what: "… queue growth: most queued, left after",
+      herald: `${maxQueued} (≤ ${limit}), ${stillQueued} left`,
+      target: "none",
+      met: maxQueued <= limit && stillQueued === 0
+    })
+  ]
 }
 
 /**
@@ -205,7 +238,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
  * its event-loop delay (the p99 it prints for each 5 s window), and the
  * device updates it delivered.
  */
-const measureFloor = async (databaseUrl: string, db: pg.Client) => {
+const measureFloor = async (databaseUrl: string, db: pg.Pool) => {
   const floor = spawn(process.execPath, [path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
     stdio: ["ignore", "pipe", "inherit"]
   })

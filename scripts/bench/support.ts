@@ -1,7 +1,15 @@
-/** What the bench parts share: reading JSON answers, and running a load process whose one JSON line is its result. */
-import { spawn } from "node:child_process"
+/**
+ * What the bench parts share: reading JSON answers, running a load process
+ * whose one JSON line is its result, the processes to kill when the run ends,
+ * and the tables of the autocannon parts.
+ */
+import { execFileSync, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import * as net from "node:net"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
+import type { Readable } from "node:stream"
+import { CONNECTIONS, DURATION } from "./mode.ts"
 
 /** What a load process reports (loadReport.ts). */
 export interface LoadResult {
@@ -35,3 +43,64 @@ export const runJson = <A = LoadResult>(script: string, args: ReadonlyArray<stri
     })
     child.on("close", (code) => (code === 0 ? resolve(JSON.parse(lines.at(-1) ?? "")) : reject(new Error(`${script} exited ${code}`))))
   })
+
+/** Processes the run started and what to undo (databases, directories): killed and undone when the run exits. */
+const children: Array<ChildProcess> = []
+const cleanups: Array<() => void> = []
+export const track = <C extends ChildProcess>(child: C): C => {
+  children.push(child)
+  return child
+}
+export const atExit = (f: () => void) => {
+  cleanups.push(f)
+}
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL")
+  for (const f of cleanups.reverse()) f()
+})
+
+export const psql = (url: string, sql: string) =>
+  execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], { encoding: "utf8" })
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const a = s.address()
+      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
+    })
+  })
+
+/** Stops a server with SIGTERM (a graceful stop: profiles written, the embedded database closed), SIGKILL if it lingers. */
+export const stop = (child: ChildProcess, seconds = 10) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const lingering = setTimeout(() => child.kill("SIGKILL"), seconds * 1000)
+    child.once("exit", () => {
+      clearTimeout(lingering)
+      resolve()
+    })
+    child.kill("SIGTERM")
+  })
+
+/** The port a baseline server prints on its first line of stdout. */
+export const portOf = (child: ChildProcess & { stdout: Readable }) =>
+  new Promise<number>((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))))
+
+export interface Request {
+  readonly method?: "GET" | "POST"
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+/** An autocannon load (load.ts) from its own process. */
+export const load = (url: string, request: Request = {}, seconds = DURATION) =>
+  runJson("load.ts", [url, String(seconds), String(CONNECTIONS), JSON.stringify(request)])
+
+/** A part's table: a row per load. */
+export const row = (name: string, r: LoadResult, unit = "req/s") =>
+  `${name.padEnd(50)} ${r.requestsPerSecond.toFixed(0).padStart(9)} ${unit.padEnd(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)}`
+export const header = () =>
+  console.log(`${"".padEnd(50)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
+export const refuseErrors = (name: string, r: LoadResult) => {
+  if ((r.non2xx ?? 0) > 0 || (r.errors ?? 0) > 0) throw new Error(`${name} answered ${r.non2xx} non-2xx and ${r.errors} errors`)
+}

@@ -1,0 +1,26 @@
+/**
+ * The run's mode: the full run (the figures in docs/benchmarks.md), or
+ * `npm run bench -- --quick`, the same summary rows in under 2 minutes for
+ * checking a change: shorter loads, and the parts that are no row of the
+ * summary (raw baselines, prompts, pages) left out. `quickSkips` says what
+ * quick leaves out or shortens, for the output.
+ */
+export const quick = process.argv.slice(2).includes("--quick")
+
+/** Seconds of each measured autocannon load (auth status, notifications). */
+export const DURATION = Number(process.env.BENCH_SECONDS ?? (quick ? 4 : 10))
+/** Seconds of load before each measured one (JIT, connection pools). */
+export const WARMUP = quick ? 2 : 3
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+
+/** Live activities: the measured seconds and the warm-up before them (one continuous load). */
+export const ACTIVITY_SECONDS = Number(process.env.BENCH_ACTIVITY_SECONDS ?? (quick ? 8 : 20))
+export const ACTIVITY_WARMUP = quick ? 5 : 10
+
+export const quickSkips = [
+  `loads of ${DURATION} s after ${WARMUP} s warm-ups (full run: 10 s after 3 s)`,
+  "no raw node:http, raw pg or raw-floor baselines (auth status, notifications)",
+  `live activities measured ${ACTIVITY_SECONDS} s after a ${ACTIVITY_WARMUP} s warm-up (full run: 20 s after 10 s), ` +
+  "the event-loop window open when measuring starts not counted",
+  "prompts and pages not run"
+]

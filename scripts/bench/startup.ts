@@ -1,0 +1,118 @@
+/**
+ * The start-up part of `npm run bench` (issue 22), run first while the bench's
+ * own servers are not yet up: `herald serve` (the command `npm start` runs,
+ * without npm's own launch) timed from its spawn to its first 200 on
+ * `/readyz`, on a fresh PostgreSQL database, on a fresh embedded data directory,
+ * and again on that directory (a restart); `herald admin user create` while
+ * that embedded server runs (it reaches the server's database through the
+ * server); `herald --help`, and the same through `npm run` (what npm's own
+ * launch adds, when run by npm). The floor: `import("effect")` alone in a fresh
+ * Node.js. Targets: < 2 s on PostgreSQL, < 4 s embedded, < 2 s for each command.
+ * A start that fails is reported as failed, not thrown: the run goes on.
+ */
+import { execFile, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { fixed, seconds, summaryRow } from "./summary.ts"
+import type { SummaryRow } from "./summary.ts"
+import { atExit, freePort, psql, stop, track } from "./support.ts"
+
+const root = path.resolve(import.meta.dirname, "../..")
+const entry = path.join(root, "apps/herald/src/main.ts")
+const TIMEOUT_MS = 60_000
+
+const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", HOST: "127.0.0.1", LOG_LEVEL: "Warn" })
+
+/** Milliseconds from spawning `herald serve` to its first 200 on /readyz, and the running server (undefined time: it never answered). */
+const timeStart = async (env: Record<string, string>) => {
+  const port = await freePort()
+  let output = ""
+  const started = performance.now()
+  const child = track(spawn(process.execPath, [entry, "serve"], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] }))
+  child.stdout.on("data", (d) => (output += d))
+  child.stderr.on("data", (d) => (output += d))
+  while (performance.now() - started < TIMEOUT_MS && child.exitCode === null) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { ms: performance.now() - started, child }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  console.error(`herald serve did not answer /readyz within ${TIMEOUT_MS / 1000} s (exit ${child.exitCode}):\n${output.slice(-2000)}`)
+  return { ms: undefined, child }
+}
+
+/** Milliseconds a command takes to exit 0 (undefined: it failed, its output on stderr). */
+const timeCommand = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<number | undefined>((resolve) => {
+    const started = performance.now()
+    execFile(process.execPath, args, { cwd: root, env, timeout: TIMEOUT_MS }, (error, _stdout, stderr) => {
+      if (error === null) return resolve(performance.now() - started)
+      console.error(`${args.join(" ")} failed (${error.message}):\n${stderr.slice(-2000)}`)
+      resolve(undefined)
+    })
+  })
+
+export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<SummaryRow>> => {
+  const effectImport = await timeCommand(["--input-type=module", "-e", "await import(\"effect\")"], baseEnv())
+
+  // PostgreSQL: a fresh database, migrated by the start.
+  const dbName = `herald_bench_start_${randomBytes(4).toString("hex")}`
+  psql(adminUrl, `CREATE DATABASE ${dbName}`)
+  let dropped = false
+  const dropDatabase = () => {
+    if (dropped) return
+    dropped = true
+    try {
+      psql(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+    } catch {
+      // best effort
+    }
+  }
+  atExit(dropDatabase)
+  const u = new URL(adminUrl)
+  u.pathname = `/${dbName}`
+  const postgres = await timeStart({ ...baseEnv(), DATABASE_URL: u.toString() })
+  await stop(postgres.child)
+  dropDatabase()
+
+  // Embedded: a fresh data directory, then a restart on it with a command run beside it.
+  const dataDir = mkdtempSync(path.join(tmpdir(), "herald-bench-embedded-"))
+  const removeDir = () => rmSync(dataDir, { recursive: true, force: true })
+  atExit(removeDir)
+  const embeddedEnv = { ...baseEnv(), HERALD_DATA_DIR: dataDir }
+  const embedded = await timeStart(embeddedEnv)
+  await stop(embedded.child)
+  const restart = await timeStart(embeddedEnv)
+  const userCreate = restart.ms === undefined
+    ? undefined
+    : await timeCommand([entry, "admin", "user", "create", "--email", "start@example.test", "--name", "Start"], embeddedEnv)
+  await stop(restart.child)
+  removeDir()
+
+  const help = await timeCommand([entry, "--help"], baseEnv())
+  // What npm's own launch adds to `npm start` (not in the rows above): the same help through `npm run`.
+  const npm = process.env.npm_execpath
+  const npmHelp = npm === undefined ? undefined : await timeCommand([npm, "run", "--silent", "herald", "--", "--help"], baseEnv())
+
+  const floor = effectImport === undefined ? "—" : `import("effect") ${seconds(effectImport)}`
+  const under = (ms: number | undefined, limit: number) => ms !== undefined && ms < limit
+  console.log(`\nstart-up — spawn of \`herald serve\` → first 200 on /readyz; commands timed to their exit\n`)
+  const ms = (n: number | undefined) => (n === undefined ? "failed" : `${fixed(n)} ms`)
+  console.log(`import("effect") alone ${ms(effectImport)}; PostgreSQL, fresh database ${ms(postgres.ms)}; ` +
+    `embedded, fresh data directory ${ms(embedded.ms)}, restart ${ms(restart.ms)}; ` +
+    `admin user create beside the embedded server ${ms(userCreate)}; --help ${ms(help)}, through \`npm run herald\` ${ms(npmHelp)}`)
+  return [
+    summaryRow({ what: "npm start → /readyz 200, PostgreSQL (fresh db)", herald: seconds(postgres.ms), floor, target: "< 2 s", met: under(postgres.ms, 2000) }),
+    summaryRow({ what: "npm start → /readyz 200, embedded (fresh dir)", herald: seconds(embedded.ms), floor, target: "< 4 s", met: under(embedded.ms, 4000) }),
+    summaryRow({ what: "npm start → /readyz 200, embedded restart", herald: seconds(restart.ms), floor, target: "< 4 s", met: under(restart.ms, 4000) }),
+    summaryRow({ what: "herald admin user create, embedded server up", herald: seconds(userCreate), floor, target: "< 2 s", met: under(userCreate, 2000) }),
+    summaryRow({ what: "herald --help", herald: seconds(help), floor, target: "< 2 s", met: under(help, 2000) }),
+    ...(npmHelp === undefined ? [] : [
+      summaryRow({ what: "… through npm (npm run herald -- --help)", herald: seconds(npmHelp), floor, target: "(information)", met: undefined })
+    ])
+  ]
+}

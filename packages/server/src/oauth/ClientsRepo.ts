@@ -7,27 +7,20 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { TokenEndpointAuthMethod } from "@herald/api"
 
-export const ClientRow = Schema.Struct({
+/** What registration writes: the client's metadata, its secret as a hash (or none for a public client). */
+export const NewClient = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   redirectUris: Schema.Array(Schema.String),
   tokenEndpointAuthMethod: TokenEndpointAuthMethod,
   secretHash: Schema.NullOr(Schema.String),
   clientUri: Schema.NullOr(Schema.String),
-  scope: Schema.NullOr(Schema.String),
-  createdAt: Schema.String
+  scope: Schema.NullOr(Schema.String)
 })
-export type ClientRow = typeof ClientRow.Type
+export type NewClient = typeof NewClient.Type
 
-export interface NewClient {
-  readonly id: string
-  readonly name: string
-  readonly redirectUris: ReadonlyArray<string>
-  readonly tokenEndpointAuthMethod: TokenEndpointAuthMethod
-  readonly secretHash: string | null
-  readonly clientUri: string | null
-  readonly scope: string | null
-}
+export const ClientRow = Schema.Struct({ ...NewClient.fields, createdAt: Schema.String })
+export type ClientRow = typeof ClientRow.Type
 
 const Count = Schema.Struct({ count: Schema.Number })
 
@@ -42,15 +35,7 @@ export class ClientsRepo extends Context.Service<ClientsRepo, {
     const columns = sql`id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope, created_at`
 
     const insert = SqlSchema.findOne({
-      Request: Schema.Struct({
-        id: Schema.String,
-        name: Schema.String,
-        redirectUris: Schema.Array(Schema.String),
-        tokenEndpointAuthMethod: TokenEndpointAuthMethod,
-        secretHash: Schema.NullOr(Schema.String),
-        clientUri: Schema.NullOr(Schema.String),
-        scope: Schema.NullOr(Schema.String)
-      }),
+      Request: NewClient,
       Result: ClientRow,
       execute: (c) =>
         sql`INSERT INTO oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope)

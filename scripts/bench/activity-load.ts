@@ -9,8 +9,12 @@
  * autocannon's per-connection rate is no substitute: it sends each second's
  * quota back to back at the top of the second, all connections at once.
  * The warm-up is the same load on the same connections: when it ends the
- * process prints `measuring`, and only updates due from then on are counted,
- * so what is measured is a steady load, not a change of load processes.
+ * process prints `measuring`, and the updates answered from then on until the
+ * end are counted (each with its latency from when it was due), so what is
+ * measured is a steady load, not a change of load processes. Counting only
+ * the updates *due* in the window would hide the answers a server gives to a
+ * backlog left by the warm-up: a server that fell behind by more than the
+ * window would read as answering nothing while it answered all it could.
  * argv: baseUrl token warmupSeconds seconds rate activityId…; results as JSON
  * (loadReport.ts's shape).
  */
@@ -75,9 +79,10 @@ await Promise.all(ids.map(async (id, i) => {
   // Until the end: what a slow server did not take by then was not taken.
   for (let n = 1; due < end && performance.now() < end; n++, due += interval) {
     await sleepUntil(due)
-    // Only updates due once measuring and taken count (in the rate and the latencies); failures are counted apart.
-    const counted = due >= measureFrom
-    if (await send(agent, id, n, counted) && counted) latencies.push(performance.now() - due)
+    // Updates answered while measuring count (in the rate and the latencies); failures of those sent while measuring, apart.
+    const taken = await send(agent, id, n, performance.now() >= measureFrom)
+    const answeredAt = performance.now()
+    if (taken && answeredAt >= measureFrom && answeredAt <= end) latencies.push(answeredAt - due)
   }
   agent.destroy()
 }))

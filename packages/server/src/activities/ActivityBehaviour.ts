@@ -17,7 +17,9 @@
  * outbox node) before its provider call: never sent twice. A claim whose node
  * died is given up as `unknown` by the sweep, and its device's queue moves
  * on. The queue lives in PostgreSQL; a restart resumes it in order. Expiry is
- * the shared persisted deadline message (cluster/Deadline.ts). The actor's
+ * the shared persisted deadline message (cluster/Deadline.ts). Requests on
+ * the node the actor lives on call its update directly (ResidentActivities.ts),
+ * under the same lock as its messages. The actor's
  * own wake-up fiber (pacing, backoffs) is its clock, not a background worker:
  * it lives and dies with the actor.
  */
@@ -38,6 +40,7 @@ import { supersededTotal } from "./Metrics.ts"
 import { pacedUntil } from "./Pacing.ts"
 import { QueueRepo } from "./QueueRepo.ts"
 import { ReadModelRepo } from "./ReadModelRepo.ts"
+import { ResidentActivities } from "./ResidentActivities.ts"
 import type { ActivityHead } from "./Rows.ts"
 
 const ended = new ActivityEnded({ error: "The live activity has ended." })
@@ -205,10 +208,15 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
       Effect.tap(lifecycle.expire(id), (closed) => closed === undefined ? Effect.void : concludeEntry(feed, closed, "expired"))
     )
 
+    // A mutation runs to its end once begun, even if its caller goes away.
+    const updateLocked = (props: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
+      Effect.uninterruptible(lock.withPermit(update(props, priority)))
+    // Last, so that it is the first thing undone when the actor stops.
+    yield* (yield* ResidentActivities).register(id, { update: updateLocked })
+
     return LiveActivityEntity.of({
       Flush: () => flush,
-      // A mutation runs to its end once begun, even if its caller goes away.
-      Update: ({ payload }) => Effect.uninterruptible(lock.withPermit(update(payload.props, payload.priority))),
+      Update: ({ payload }) => updateLocked(payload.props, payload.priority),
       End: () => Effect.uninterruptible(lock.withPermit(end)),
       Expire: () => lock.withPermit(Effect.suspend(() => {
         head = undefined

@@ -39,6 +39,7 @@ import { concludeEntry, startedEntry } from "./FeedEntries.ts"
 import { LifecycleRepo } from "./LifecycleRepo.ts"
 import { makePromptCards } from "./PromptCards.ts"
 import { ReadModelRepo } from "./ReadModelRepo.ts"
+import { ResidentActivities } from "./ResidentActivities.ts"
 import type { NewActivity } from "./Rows.ts"
 import { makeSweeper } from "./Sweeper.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
@@ -109,7 +110,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
     const devices = yield* DeviceTargeting
     const feed = yield* ActivityFeed
     const credentials = yield* Credentials
-    const { client, scheduleExpiry } = yield* makeActorCalls
+    const resident = yield* ResidentActivities
+    const { client, flush, scheduleExpiry } = yield* makeActorCalls
     const cards = yield* makePromptCards
     const sweeper = yield* makeSweeper
 
@@ -176,7 +178,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         return { full: started.full, replaced }
       }))
 
-    const start = Effect.fn("LiveActivities.start")(function*(agent: AgentPrincipal, input: StartActivityRequest) {
+    // Spans named once: `Effect.fn(name)` captures a stack trace on every call (docs/benchmarks.md).
+    const start = Effect.fnUntraced(function*(agent: AgentPrincipal, input: StartActivityRequest) {
       const deviceIds = yield* targets(agent.userId, input.deviceIds)
       if (deviceIds.length === 0) {
         return yield* new NoLiveActivityDevice({ error: "No active device of the account can show live activities." })
@@ -215,26 +218,34 @@ export class LiveActivities extends Context.Service<LiveActivities, {
         replaced: started.replaced === undefined ? 0 : 1,
         failed: started.full.length
       })
-    })
+    }, Effect.withSpan("LiveActivities.start"))
 
-    const update = Effect.fn("LiveActivities.update")(function*(tokenId: string, identifier: string, input: UpdateActivityRequest) {
+    const update = Effect.fnUntraced(function*(tokenId: string, identifier: string, input: UpdateActivityRequest) {
       const id = yield* changeable(tokenId, identifier)
-      const o = yield* EntityCalls.call(client(id).Update({ props: { ...input.props }, priority: input.priority ?? "default" }))
+      const props = { ...input.props }
+      const priority = input.priority ?? "default"
+      // The actor resident here is called directly (ResidentActivities.ts); elsewhere through the cluster.
+      const actor = resident.get(id)
+      if (actor === undefined) return yield* mutation(id, yield* EntityCalls.call(client(id).Update({ props, priority })))
+      const o = yield* actor.update(props, priority)
+      // It stopped meanwhile: a wake-up it had set may be gone with it; its successor sends what is due.
+      if (resident.get(id) !== actor) yield* flush(id)
       return yield* mutation(id, o)
-    })
+    }, Effect.withSpan("LiveActivities.update"))
 
-    const end = Effect.fn("LiveActivities.end")(function*(tokenId: string, identifier: string) {
+    const end = Effect.fnUntraced(function*(tokenId: string, identifier: string) {
       const id = yield* changeable(tokenId, identifier)
       const o = yield* EntityCalls.call(client(id).End())
       return yield* mutation(id, o)
-    })
+    }, Effect.withSpan("LiveActivities.end"))
 
-    const registerUpdateToken = Effect.fn("LiveActivities.registerUpdateToken")(
+    const registerUpdateToken = Effect.fnUntraced(
       function*(userId: string, activityId: string, deviceId: string, token: string) {
         if (!(yield* lifecycle.setUpdateToken(userId, activityId, deviceId, token))) return yield* notFound
         // The device's queued updates and end go now, in order.
         yield* EntityCalls.call(client(activityId).Flush())
-      }
+      },
+      Effect.withSpan("LiveActivities.registerUpdateToken")
     )
 
     return LiveActivities.of({

@@ -108,7 +108,8 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
 
     const recordRows = (where: Statement.Fragment) => recordStatement(sql, where).pipe(Effect.flatMap(decodeRecords), Effect.orDie)
 
-    // The warning is judged on the caller's clock (so a test clock can move it).
+    // The warning is judged on the caller's clock (so a test clock can move it). The row was
+    // decoded with the record's own field schemas: its checks are not run a second time.
     const toRecord = (r: RecordRow, now: number) =>
       new LiveActivity({
         id: r.id,
@@ -130,8 +131,8 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
             ? ["update_token_delayed"]
             : [],
           nextStartAt: r.nextStartAt
-        })
-      })
+        }, { disableChecks: true })
+      }, { disableChecks: true })
 
     // Concurrent answers' records share one statement.
     const recordRow = batched((ids: Arr.NonEmptyReadonlyArray<string>) =>

@@ -47,6 +47,7 @@ import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
 import { Services } from "../services/Services.ts"
 import { LiveActivityLive } from "../activities/ActivityBehaviour.ts"
 import { DevicePacing } from "../activities/DevicePacing.ts"
+import { ResidentActivities } from "../activities/ResidentActivities.ts"
 import { ActivitiesHandlers, PersonActivitiesHandlers } from "../activities/http.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { ActivitiesRepos } from "../activities/Repos.ts"
@@ -147,7 +148,7 @@ const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(Transitions.layer),
   Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
-  Layer.provideMerge(DevicePacing.layer),
+  Layer.provideMerge(Layer.mergeAll(DevicePacing.layer, ResidentActivities.layer)),
   Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer, AppAccess.layer))
 )
 

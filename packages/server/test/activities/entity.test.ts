@@ -16,6 +16,7 @@ import { liveActivityMessage } from "../../src/activities/Cards.ts"
 import { DevicePacing } from "../../src/activities/DevicePacing.ts"
 import { LifecycleRepo } from "../../src/activities/LifecycleRepo.ts"
 import { ReadModelRepo } from "../../src/activities/ReadModelRepo.ts"
+import { ResidentActivities } from "../../src/activities/ResidentActivities.ts"
 import { ActivitiesRepos } from "../../src/activities/Repos.ts"
 import { ActivityConfig } from "../../src/config/ActivityConfig.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
@@ -27,7 +28,7 @@ import { TestSqlLayer } from "../../../../test/support/database.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 
 // Starts unpaced: a retried start goes as soon as its backoff ends.
-const Deps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer)), Identity.layer, DevicePacing.layer).pipe(
+const Deps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer)), Identity.layer, DevicePacing.layer, ResidentActivities.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000", HERALD_ACTIVITY_START_INTERVAL_MS: "0" }))),
   Layer.provideMerge(MigrationsLayer),
@@ -152,6 +153,25 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
       assert.deepStrictEqual(queued.map((r) => [r.attempts, r.waiting, r.progress]), [[3, true, 0.3]])
     }).pipe(Effect.provide(TestClock.layer())))
 
+  it.effect("on its own node the actor is called directly, under its lock, and leaves the registry when it stops", () =>
+    Effect.gen(function*() {
+      const resident = yield* ResidentActivities
+      const { id, repo } = yield* Effect.scoped(Effect.gen(function*() {
+        const { actor, id, repo } = yield* setUp()
+        const local = resident.get(id)
+        assert.isDefined(local, "registered once built")
+        // A direct update and one through the cluster take turns on the actor's lock: two successive sequences.
+        const [direct, viaCluster] = yield* Effect.all([
+          local!.update({ progress: 0.3 }, "default"),
+          actor.Update({ props: { progress: 0.4 }, priority: "default" })
+        ], { concurrency: "unbounded" })
+        assert.deepStrictEqual([direct.sequence, viaCluster.sequence].sort(), [2, 3])
+        return { id, repo }
+      }))
+      assert.isUndefined(resident.get(id), "gone with the actor")
+      assert.strictEqual((yield* repo.record(id)).sequence, 3)
+    }).pipe(Effect.provide(TestClock.layer())))
+
   it.effect("the milestone budget counts on the actor's clock", () =>
     Effect.gen(function*() {
       const { actor } = yield* setUp()
@@ -177,7 +197,7 @@ const GatedGateway = Layer.effect(PushGateway, Effect.map(PushGateway, (real) =>
       Effect.sync(() => sendsStarted++).pipe(Effect.andThen(gate.await), Effect.andThen(real.send(target, message)))
   }))).pipe(Layer.provide(PushGateway.layer))
 
-const GatedDeps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(GatedGateway)), Identity.layer, DevicePacing.layer).pipe(
+const GatedDeps = Layer.mergeAll(ActivitiesRepos, ActivityFeed.layer, Outbox.layer.pipe(Layer.provideMerge(GatedGateway)), Identity.layer, DevicePacing.layer, ResidentActivities.layer).pipe(
   Layer.provideMerge(ActivityConfig.layer),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "1000", HERALD_ACTIVITY_START_INTERVAL_MS: "0" }))),
   Layer.provideMerge(MigrationsLayer),

@@ -62,7 +62,9 @@ export const serverDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
     yield* Metric.update(poolSizeGauge, config.poolSize)
     return postgresLayer(config.databaseUrl.value, config.poolSize)
   }
-  const socket = yield* serveEmbedded(config.dataDir)
+  // A fresh data directory starts as a copy of the migrated template (EmbeddedTemplate.ts), loaded only here.
+  const { serveEmbeddedSeeded } = yield* Effect.promise(() => import("./EmbeddedTemplate.ts"))
+  const socket = yield* serveEmbeddedSeeded(config.dataDir)
   yield* Metric.update(poolSizeGauge, 1)
   return embeddedClientLayer(socket)
 }))

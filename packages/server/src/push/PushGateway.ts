@@ -10,8 +10,6 @@ import { Context, Duration, Effect, Layer, Metric, Option, Random, Schedule } fr
 import type { Scope } from "effect"
 import { PushConfig } from "../config/PushConfig.ts"
 import type { PushConfigShape } from "../config/PushConfig.ts"
-import { makeApnsProvider } from "./ApnsProvider.ts"
-import { makeFcmProvider } from "./FcmProvider.ts"
 import { GatewayRepo } from "./GatewayRepo.ts"
 import type { FcmProviderOptions } from "./FcmProvider.ts"
 import { outcomeLabel } from "./PushMessage.ts"
@@ -180,14 +178,24 @@ export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewaySh
 /**
  * The providers the configuration calls for: APNs and FCM where their
  * credentials are set, the sandbox for the rest. Clients close with the scope.
+ * Each provider's module (apns2, firebase-admin: a few hundred modules) is
+ * loaded only when its credentials are set, so a start without them skips it.
  */
 export const providersFromConfig = (
   config: PushConfigShape,
   options?: { readonly fcm?: FcmProviderOptions }
 ): Effect.Effect<PushRoutes, never, Scope.Scope | SandboxRepo> =>
   Effect.gen(function*() {
-    const apns = Option.isSome(config.apns) ? yield* makeApnsProvider(config.apns.value, config.timeout) : undefined
-    const fcm = Option.isSome(config.fcm) ? yield* makeFcmProvider(config.fcm.value, config.timeout, options?.fcm) : undefined
+    const apns = yield* Option.match(config.apns, {
+      onNone: () => Effect.succeed(undefined),
+      onSome: (apns) =>
+        Effect.flatMap(Effect.promise(() => import("./ApnsProvider.ts")), (m) => m.makeApnsProvider(apns, config.timeout))
+    })
+    const fcm = yield* Option.match(config.fcm, {
+      onNone: () => Effect.succeed(undefined),
+      onSome: (fcm) =>
+        Effect.flatMap(Effect.promise(() => import("./FcmProvider.ts")), (m) => m.makeFcmProvider(fcm, config.timeout, options?.fcm))
+    })
     if (apns !== undefined && fcm !== undefined) return { ios: apns, android: fcm }
     const sandbox = yield* makeSandboxProvider([
       ...(apns === undefined ? ["ios" as const] : []),

@@ -150,7 +150,9 @@ const checkAfterRestart = (
     }
   })
 
-describe("page escalation across a crash", () => {
+// Concurrent: each case has its own database and servers, and spends most of its time waiting for
+// scaled minutes, so the three share one worker's wall time instead of queueing one after another.
+describe.concurrent("page escalation across a crash", () => {
   it.live("killed between step 0 and step 1: step 1 arrives once after the restart", () =>
     Effect.scoped(Effect.gen(function*() {
       const env = { ...(yield* childDatabase).env, HERALD_ONCALL_TIME_SCALE: String(SCALE) }

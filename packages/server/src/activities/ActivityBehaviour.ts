@@ -211,17 +211,20 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     // A mutation runs to its end once begun, even if its caller goes away.
     const updateLocked = (props: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
       Effect.uninterruptible(lock.withPermit(update(props, priority)))
+    let messagedAt = yield* Clock.currentTimeMillis
+    const messaged = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.andThen(Effect.map(Clock.currentTimeMillis, (now) => void (messagedAt = now)), self)
     // Last, so that it is the first thing undone when the actor stops.
-    yield* (yield* ResidentActivities).register(id, { update: updateLocked })
+    yield* (yield* ResidentActivities).register(id, { messagedAt: () => messagedAt, update: updateLocked })
 
     return LiveActivityEntity.of({
-      Flush: () => flush,
-      Update: ({ payload }) => updateLocked(payload.props, payload.priority),
-      End: () => Effect.uninterruptible(lock.withPermit(end)),
-      Expire: () => lock.withPermit(Effect.suspend(() => {
+      Flush: () => messaged(flush),
+      Update: ({ payload }) => messaged(updateLocked(payload.props, payload.priority)),
+      End: () => messaged(Effect.uninterruptible(lock.withPermit(end))),
+      Expire: () => messaged(lock.withPermit(Effect.suspend(() => {
         head = undefined
         return expire
-      })).pipe(Effect.asVoid)
+      })).pipe(Effect.asVoid))
     })
   }),
   { concurrency: 1, maxIdleTime: Duration.minutes(5) }

@@ -39,7 +39,7 @@ import { concludeEntry, startedEntry } from "./FeedEntries.ts"
 import { LifecycleRepo } from "./LifecycleRepo.ts"
 import { makePromptCards } from "./PromptCards.ts"
 import { ReadModelRepo } from "./ReadModelRepo.ts"
-import { ResidentActivities } from "./ResidentActivities.ts"
+import { REFRESH_MILLIS, ResidentActivities } from "./ResidentActivities.ts"
 import type { NewActivity } from "./Rows.ts"
 import { makeSweeper } from "./Sweeper.ts"
 import { budgetWarnings } from "./TextBudgets.ts"
@@ -224,9 +224,12 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       const id = yield* changeable(tokenId, identifier)
       const props = { ...input.props }
       const priority = input.priority ?? "default"
-      // The actor resident here is called directly (ResidentActivities.ts); elsewhere through the cluster.
+      // The actor resident here is called directly (ResidentActivities.ts); elsewhere, or when the
+      // runtime has not seen it in use for a while, through the cluster.
       const actor = resident.get(id)
-      if (actor === undefined) return yield* mutation(id, yield* EntityCalls.call(client(id).Update({ props, priority })))
+      if (actor === undefined || (yield* Clock.currentTimeMillis) - actor.messagedAt() >= REFRESH_MILLIS) {
+        return yield* mutation(id, yield* EntityCalls.call(client(id).Update({ props, priority })))
+      }
       const o = yield* actor.update(props, priority)
       // It stopped meanwhile: a wake-up it had set may be gone with it; its successor sends what is due.
       if (resident.get(id) !== actor) yield* flush(id)

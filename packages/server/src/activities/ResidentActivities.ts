@@ -13,8 +13,17 @@ import { Context, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import type { MutationOutcome } from "./ActivityProtocol.ts"
 
+/**
+ * A direct caller goes through the cluster at least this often: the runtime
+ * counts only its own messages as use, and stops an actor idle for 5 minutes
+ * (its pacing wake-up with it).
+ */
+export const REFRESH_MILLIS = 60_000
+
 /** What a resident actor answers directly: the protocol's `Update`, with the same rules and errors. */
 export interface ResidentActor {
+  /** When it last took a message through the cluster (the actor's clock). */
+  readonly messagedAt: () => number
   readonly update: (
     props: Readonly<Record<string, unknown>>,
     priority: "high" | "default"

@@ -166,10 +166,18 @@ layer(Layer.merge(Deps, ShardingConfig.layer()), { excludeTestServices: true, ti
           actor.Update({ props: { progress: 0.4 }, priority: "default" })
         ], { concurrency: "unbounded" })
         assert.deepStrictEqual([direct.sequence, viaCluster.sequence].sort(), [2, 3])
+        // Only messages through the cluster are the runtime's sign of use (it stops an idle actor):
+        // callers go through it again once the last one is a minute old.
+        const messaged = local!.messagedAt()
+        yield* TestClock.adjust(Duration.seconds(61))
+        yield* local!.update({ progress: 0.5 }, "default")
+        assert.strictEqual(local!.messagedAt(), messaged)
+        yield* actor.Flush()
+        assert.strictEqual(local!.messagedAt() - messaged, 61_000)
         return { id, repo }
       }))
       assert.isUndefined(resident.get(id), "gone with the actor")
-      assert.strictEqual((yield* repo.record(id)).sequence, 3)
+      assert.strictEqual((yield* repo.record(id)).sequence, 4)
     }).pipe(Effect.provide(TestClock.layer())))
 
   it.effect("the milestone budget counts on the actor's clock", () =>

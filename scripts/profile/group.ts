@@ -7,7 +7,8 @@
  *   node scripts/profile/group.ts <file.cpuprofile | dir>... [--window <s>] [--per-request-us <µs>]
  *     [--files <n>] [--functions <n>] [--callers <function name>]
  *
- * `--window <s>`: only the last <s> busy seconds of each profile (the bench
+ * `--window <s>`: only the last <s> busy seconds of each profile (with
+ * `--busiest`: the <s> consecutive seconds with the most samples; the bench
  * loads the server last), not start-up or warm-up. `--per-request-us`: the
  * CPU per request the bench printed, to turn shares into µs per request.
  * `--files <n>` / `--functions <n>`: the top <n> files / functions by self
@@ -83,13 +84,15 @@ const args = process.argv.slice(2)
 const valued = new Set(["--window", "--per-request-us", "--files", "--functions", "--callers"])
 const inputs: Array<string> = []
 const options = new Map<string, string>()
+const flags = new Set<string>()
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!
   if (valued.has(arg)) options.set(arg, args[++i] ?? "")
+  else if (arg === "--busiest") flags.add(arg)
   else inputs.push(arg)
 }
 if (inputs.length === 0) {
-  console.error("usage: node scripts/profile/group.ts <file.cpuprofile | dir>... [--window <s>] [--per-request-us <µs>] [--files <n>] [--functions <n>] [--callers <name>]")
+  console.error("usage: node scripts/profile/group.ts <file.cpuprofile | dir>... [--window <s> [--busiest]] [--per-request-us <µs>] [--files <n>] [--functions <n>] [--callers <name>]")
   process.exit(2)
 }
 const number = (name: string) => options.has(name) ? Number(options.get(name)) : undefined
@@ -141,6 +144,17 @@ for (const file of files) {
     // The last second with a tenth of the busiest second's samples: the profile may end with idle seconds.
     const lastBusy = Math.max(...counts.filter(([, n]) => n >= busiest / 10).map(([s]) => s))
     end = (lastBusy + 1) * 1e6
+    if (flags.has("--busiest")) {
+      // The <s> consecutive seconds with the most samples: the load, wherever it lies (a bench part
+      // followed by other servers' loads leaves this one idle but not silent at its end).
+      const at = new Map(counts)
+      let best = -1
+      for (const [second] of counts) {
+        let sum = 0
+        for (let k = 0; k < window; k++) sum += at.get(second + k) ?? 0
+        if (sum > best) [best, end] = [sum, (second + window) * 1e6]
+      }
+    }
     start = end - window * 1e6
   }
   seconds += window ?? t / 1e6

@@ -3,7 +3,7 @@
  * whose activity's actor lives here runs the actor's update directly, under
  * the actor's own lock, instead of a trip through the cluster runtime
  * (message, mailbox, handler fiber, reply) for every routine snapshot: that
- * trip was about a quarter of an update request's CPU (docs/benchmarks.md).
+ * trip was about a third of an update request's CPU (docs/benchmarks.md).
  * An actor registers once built and leaves when it stops (idle, its shard
  * moved, shutdown); an activity whose actor is elsewhere, or not yet built,
  * is called through the cluster as before, which builds it.

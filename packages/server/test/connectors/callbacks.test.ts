@@ -71,7 +71,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("co
         { ...signed({}), signature: signed({ secret: "hcb_wrong" }).signature },
         { ...signed({}), signature: "AAAA" },
         signed({ timestamp: nowSeconds() - 301 }),
-        signed({ timestamp: nowSeconds() + 301 }),
+        // 302: the server reads its clock after this one, possibly in the next second (+301 would then read +300).
+        signed({ timestamp: nowSeconds() + 302 }),
         signed({ bodySha256: sha256("another body") }),
         signed({ deliveryId: "whd_unknown" })
       ]

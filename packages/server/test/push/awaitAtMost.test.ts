@@ -10,12 +10,18 @@ import { awaitAtMost } from "../../src/push/Outbox.ts"
 
 const wait = Duration.seconds(5)
 
+/** Work that runs until `finish` completes, and a waiter on it. */
+const started = Effect.gen(function*() {
+  const finish = yield* Deferred.make<void>()
+  const work = yield* Effect.forkChild(Deferred.await(finish))
+  const waiter = yield* Effect.forkChild(awaitAtMost(work, wait))
+  return { finish, work, waiter }
+})
+
 describe("awaitAtMost", () => {
   it.effect("answers as soon as the fiber ends, before the wait is over", () =>
     Effect.gen(function*() {
-      const finish = yield* Deferred.make<void>()
-      const work = yield* Effect.forkChild(Deferred.await(finish))
-      const waiter = yield* Effect.forkChild(awaitAtMost(work, wait))
+      const { finish, waiter, work } = yield* started
       yield* TestClock.adjust("1 second")
       assert.isUndefined(waiter.pollUnsafe(), "still waiting while the work runs")
       yield* Deferred.succeed(finish, undefined)
@@ -25,9 +31,7 @@ describe("awaitAtMost", () => {
 
   it.effect("answers when the wait is over and leaves the fiber running", () =>
     Effect.gen(function*() {
-      const finish = yield* Deferred.make<void>()
-      const work = yield* Effect.forkChild(Deferred.await(finish))
-      const waiter = yield* Effect.forkChild(awaitAtMost(work, wait))
+      const { finish, waiter, work } = yield* started
       yield* TestClock.adjust("4999 millis")
       assert.isUndefined(waiter.pollUnsafe(), "not before the wait is over")
       yield* TestClock.adjust("1 millis")
@@ -46,9 +50,7 @@ describe("awaitAtMost", () => {
 
   it.effect("a waiter interrupted leaves the fiber running", () =>
     Effect.gen(function*() {
-      const finish = yield* Deferred.make<void>()
-      const work = yield* Effect.forkChild(Deferred.await(finish))
-      const waiter = yield* Effect.forkChild(awaitAtMost(work, wait))
+      const { finish, waiter, work } = yield* started
       yield* Fiber.interrupt(waiter)
       assert.isUndefined(work.pollUnsafe())
       yield* Deferred.succeed(finish, undefined)

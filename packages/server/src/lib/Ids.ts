@@ -1,7 +1,7 @@
 /**
  * Opaque ids: a type prefix and a time-sortable body (48-bit millisecond time
  * then 80 random bits, Crockford base32, 26 chars), so ids sort by creation
- * and never collide across processes.
+ * (within a millisecond too, for the ids of one process) and never collide across processes.
  */
 import { Clock, Effect } from "effect"
 import { randomFillSync } from "node:crypto"
@@ -49,5 +49,22 @@ const random10 = (): Uint8Array => {
   return bytes
 }
 
+// Within one millisecond, each id's random part is the one before plus one: ids of a process then
+// sort in the order they were made (lists ordered by id, e.g. pushes to a device, depend on it).
+let lastMillis = -1
+const lastRandom = new Uint8Array(10)
+const randomFor = (millis: number): Uint8Array => {
+  if (millis !== lastMillis) {
+    lastMillis = millis
+    lastRandom.set(random10())
+    return lastRandom
+  }
+  for (let i = lastRandom.length - 1; i >= 0; i--) {
+    lastRandom[i] = (lastRandom[i]! + 1) & 255
+    if (lastRandom[i] !== 0) break
+  }
+  return lastRandom
+}
+
 export const makeId = (prefix: IdPrefix): Effect.Effect<string> =>
-  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${encodeIdBody(now, random10())}`)
+  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${encodeIdBody(now, randomFor(now))}`)

@@ -8,9 +8,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
-import * as path from "node:path"
 import { answerOnPhone, Gate, GateLayer, shownOnPhone } from "../support/gate.ts"
-import { cli } from "../support/process.ts"
+import { cli, heraldArgs } from "../support/process.ts"
 
 /** A PreToolUse input as Claude Code sends it for a Bash call. */
 const preToolUse = (command: string, extra: Record<string, unknown> = {}) =>
@@ -91,7 +90,7 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
   it.effect("killed while waiting (Claude Code's own hook timeout): the prompt is canceled on the phone", () =>
     Effect.gen(function*() {
       const { agent, env } = yield* Gate
-      const child = spawn(process.execPath, [path.resolve(import.meta.dirname, "../../apps/herald/src/main.ts"), "hook", "claude-code"], {
+      const child = spawn(process.execPath, heraldArgs(["hook", "claude-code"]), {
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
         stdio: ["pipe", "pipe", "pipe"]
       })

@@ -1,10 +1,11 @@
 /**
  * A fresh database per test file: a new database on the PostgreSQL server of
  * `TEST_DATABASE_URL` (dropped afterwards), or, where no server is configured,
- * an embedded PGlite in a temporary directory — served on its socket, so the
- * code under test runs the same `@effect/sql-pg` path either way. Each is a
- * copy of the run's migrated template (globalSetup.ts), already at the latest
- * schema; `EmptySqlLayer` is a database with nothing in it, for the migrations' own tests.
+ * an embedded PGlite served on its socket, so the code under test runs the
+ * same `@effect/sql-pg` path either way. Each starts as the run's migrated
+ * template (globalSetup.ts), already at the latest schema: a copy of it, or an
+ * embedded one an earlier file of the worker emptied back to it (embeddedPool.ts);
+ * `EmptySqlLayer` is a database with nothing in it, for the migrations' own tests.
  */
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
@@ -14,6 +15,7 @@ import { embeddedClientLayer, postgresLayer } from "../../packages/server/src/db
 import { serveEmbedded } from "../../packages/server/src/db/Embedded.ts"
 import { inject } from "vitest"
 import type { DatabaseTemplate } from "./globalSetup.ts"
+import { pooledEmbedded } from "./embeddedPool.ts"
 import { adminStatement, withDatabase } from "./postgresAdmin.ts"
 import { makeScratchDir } from "./scratchDir.ts"
 
@@ -74,6 +76,8 @@ const sqlLayer = (empty: boolean) =>
       const url = yield* postgresDatabase(empty)
       return postgresLayer(Redacted.make(url), 4)
     }
+    // At the latest schema: one this worker kept from an earlier file, emptied (embeddedPool.ts).
+    if (!empty && template?.kind === "embedded") return embeddedClientLayer(yield* pooledEmbedded(template.dataDir))
     const dir = yield* embeddedDataDir("db", empty)
     const socket = yield* serveEmbedded(dir).pipe(Effect.orDie)
     return embeddedClientLayer(socket)

@@ -12,6 +12,14 @@ import * as path from "node:path"
 const root = path.resolve(import.meta.dirname, "../..")
 const entry = path.join(root, "apps/herald/src/main.ts")
 
+/**
+ * Node's arguments for `herald <args…>`. A child here lives seconds, and V8 by default spends about
+ * 2 s of CPU optimising PGlite's 9 MB of WebAssembly in the background — code the child never lives
+ * long enough to run. `--liftoff-only` keeps V8's baseline WebAssembly compiler: the same program,
+ * the same answers; the e2e files took a third less CPU with it (docs/benchmarks.md).
+ */
+export const heraldArgs = (args: ReadonlyArray<string>) => ["--liftoff-only", entry, ...args]
+
 const baseEnv = (env: Record<string, string>) => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "/tmp",
@@ -34,7 +42,7 @@ export const freePort = Effect.promise(() =>
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly stdin?: string } = {}) =>
   Effect.promise(() =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, [entry, ...args], { env: baseEnv(env), cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+      const child = execFile(process.execPath, heraldArgs(args), { env: baseEnv(env), cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
       })
       if (options.stdin !== undefined) child.stdin?.end(options.stdin)
@@ -81,7 +89,7 @@ export const startServer = (env: Record<string, string>) =>
     let stdout = ""
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const c = spawn(process.execPath, [entry, "serve"], {
+        const c = spawn(process.execPath, heraldArgs(["serve"]), {
           env: baseEnv({ LOG_LEVEL: "Info", ...env, PORT: String(port), HOST: "127.0.0.1" }),
           cwd: root,
           stdio: ["ignore", "pipe", "pipe"]

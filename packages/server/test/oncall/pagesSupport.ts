@@ -31,8 +31,12 @@ export const seedGroup = (
     const sql = yield* SqlClient.SqlClient
     const id = yield* makeId("ocg")
     const startsAt = rotation.startsAt ?? new Date(Date.now() - 3_600_000).toISOString()
+    // By default the hand-off is at the start's own time of day (UTC): the first shift, the first
+    // member's, then lasts a whole period whatever the time of day the test runs at. (A fixed 09:00
+    // handed off to the second member between 09:00 and 10:00 UTC.)
+    const handoffAt = rotation.handoffAt ?? startsAt.slice(11, 16)
     yield* sql`INSERT INTO oncall_groups (id, team_id, name, period, handoff_at, timezone, starts_at, escalation)
-               VALUES (${id}, ${teamId}, 'Primary', ${rotation.period ?? "weekly"}, ${rotation.handoffAt ?? "09:00"}, 'UTC',
+               VALUES (${id}, ${teamId}, 'Primary', ${rotation.period ?? "weekly"}, ${handoffAt}, 'UTC',
                        ${startsAt}, ${JSON.stringify(escalation)}::jsonb)`
     for (const [position, m] of members.entries()) {
       yield* sql`INSERT INTO oncall_group_members (group_id, position, team_id, user_id)

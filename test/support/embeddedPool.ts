@@ -63,14 +63,19 @@ const withClient = <A>(socket: string, f: (sql: SqlClient.SqlClient) => Effect.E
 const fingerprint = (sql: SqlClient.SqlClient) =>
   Effect.map(sql.unsafe<{ fingerprint: string }>(schemaFingerprint), (rows) => rows[0]!.fingerprint)
 
-/** Opens a new database on a copy of the template in `root`; it stays open until discarded. */
+/** Opens a new database on a copy of the template (in its `pool` folder); it stays open until discarded. */
 const open = (templateDir: string) =>
   Effect.gen(function*() {
-    const root = path.join(templateDir, "pool")
-    fs.mkdirSync(root, { recursive: true })
-    const dir = fs.mkdtempSync(path.join(root, "db-"))
-    fs.cpSync(path.join(templateDir, "pgdata"), path.join(dir, "pgdata"), { recursive: true })
     const scope = yield* Scope.make()
+    const dir = yield* Effect.sync(() => {
+      const root = path.join(templateDir, "pool")
+      fs.mkdirSync(root, { recursive: true })
+      const made = fs.mkdtempSync(path.join(root, "db-"))
+      fs.cpSync(path.join(templateDir, "pgdata"), path.join(made, "pgdata"), { recursive: true })
+      return made
+    })
+    // Finalizers run last-added first: the directory goes once PGlite has closed.
+    yield* Scope.addFinalizer(scope, Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
     const socket = yield* Scope.provide(scope)(serveEmbedded(dir)).pipe(
       Effect.onError(() => Scope.close(scope, Exit.void))
     )
@@ -102,7 +107,7 @@ export const pooledEmbedded = (templateDir: string) =>
     }),
     (db) =>
       reset(db).pipe(
-        Effect.matchEffect({
+        Effect.matchCauseEffect({
           onFailure: () => discard(db),
           onSuccess: (reusable) => reusable ? Effect.sync(() => idle.push(db)) : discard(db)
         })

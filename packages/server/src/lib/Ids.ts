@@ -51,6 +51,8 @@ const random10 = (): Uint8Array => {
 
 // Within one millisecond, each id's random part is the one before plus one: ids of a process then
 // sort in the order they were made (lists ordered by id, e.g. pushes to a device, depend on it).
+// An id is a name, never a credential (tokens, codes and links are secrets drawn apart), so ids
+// that follow one another within a millisecond give nothing away.
 let lastMillis = -1
 const lastRandom = new Uint8Array(10)
 const randomFor = (millis: number): Uint8Array => {

@@ -14,6 +14,8 @@ import * as net from "node:net"
 import * as path from "node:path"
 
 export class EmbeddedDatabaseError extends Data.TaggedError("EmbeddedDatabaseError")<{
+  /** Where it failed: `open` is PGlite refusing the data directory's files. */
+  readonly stage: "busy" | "prepare" | "load" | "open" | "serve"
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -51,6 +53,7 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
     const socket = socketPath(dir)
     if (yield* isServing(socket)) {
       return yield* new EmbeddedDatabaseError({
+        stage: "busy",
         message: `another Herald process is serving the embedded database in ${dir}`
       })
     }
@@ -60,12 +63,12 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
         // A socket file left by a crashed process: nothing answers on it.
         fs.rmSync(socket, { force: true })
       },
-      catch: (cause) => new EmbeddedDatabaseError({ message: `cannot prepare ${dir}`, cause })
+      catch: (cause) => new EmbeddedDatabaseError({ stage: "prepare", message: `cannot prepare ${dir}`, cause })
     })
     // Loaded here, not at the top: on PostgreSQL, and in a CLI reaching a running server, PGlite is never needed.
     const [pglite, pgliteSocket] = yield* Effect.tryPromise({
       try: () => Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")]),
-      catch: (cause) => new EmbeddedDatabaseError({ message: "cannot load the embedded database (PGlite)", cause })
+      catch: (cause) => new EmbeddedDatabaseError({ stage: "load", message: "cannot load the embedded database (PGlite)", cause })
     })
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -73,7 +76,7 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
           pglite.PGlite.create(path.join(dir, "pgdata"), {
             startParams: [...pglite.PGlite.defaultStartParams, "-c", `shared_buffers=${SHARED_BUFFERS}`]
           }),
-        catch: (cause) => new EmbeddedDatabaseError({ message: `cannot open the embedded database in ${dir}`, cause })
+        catch: (cause) => new EmbeddedDatabaseError({ stage: "open", message: `cannot open the embedded database in ${dir}`, cause })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
@@ -86,7 +89,7 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
           await server.start()
           return server
         },
-        catch: (cause) => new EmbeddedDatabaseError({ message: `cannot serve the embedded database on ${socket}`, cause })
+        catch: (cause) => new EmbeddedDatabaseError({ stage: "serve", message: `cannot serve the embedded database on ${socket}`, cause })
       }),
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )

@@ -146,7 +146,7 @@ const seedFromTemplate = (dataDir: string) =>
     Effect.withSpan("EmbeddedTemplate.seed")
   )
 
-const cannotOpen = (error: EmbeddedDatabaseError) => error.message.startsWith("cannot open the embedded database")
+const cannotOpen = (error: EmbeddedDatabaseError) => error.stage === "open"
 
 /**
  * `serveEmbedded`, a fresh directory first seeded from the template. If PGlite

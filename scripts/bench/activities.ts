@@ -20,10 +20,10 @@ import * as path from "node:path"
 import { createInterface } from "node:readline"
 import pg from "pg"
 import { cpuSeconds, cpuSince } from "./cpu.ts"
-import { ACTIVITY_SECONDS, ACTIVITY_WARMUP } from "./mode.ts"
+import { ACTIVITY_SECONDS, ACTIVITY_WARMUP, floorProfileFlags, profileDir } from "./mode.ts"
 import { fixed, ratioOf, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { json, runJson } from "./support.ts"
+import { json, runJson, stop } from "./support.ts"
 
 interface Context {
   readonly baseUrl: string
@@ -239,7 +239,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
  * device updates it delivered.
  */
 const measureFloor = async (databaseUrl: string, db: pg.Pool) => {
-  const floor = spawn(process.execPath, [path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
+  const floor = spawn(process.execPath, [...floorProfileFlags("activities"), path.join(import.meta.dirname, "activities-effect-floor.ts"), databaseUrl, "0", String(ACTIVITIES)], {
     stdio: ["ignore", "pipe", "inherit"]
   })
   try {
@@ -288,6 +288,8 @@ const measureFloor = async (databaseUrl: string, db: pg.Pool) => {
       longestGc: gc.longest
     }
   } finally {
-    floor.kill("SIGKILL")
+    // A graceful stop when profiling, so the profile is written.
+    if (profileDir === undefined) floor.kill("SIGKILL")
+    else await stop(floor, 60)
   }
 }

@@ -7,6 +7,15 @@
  */
 export const quick = process.argv.slice(2).includes("--quick")
 
+/**
+ * `BENCH_PROFILE=<dir>`: Herald's V8 CPU profile is written to `<dir>`, each floor's to
+ * `<dir>/floor-<name>/`, so `scripts/profile/group.ts` can set a route's cost beside its floor's.
+ */
+export const profileDir = process.env.BENCH_PROFILE
+/** Node.js flags that profile the floor `name` when `BENCH_PROFILE` is set (none otherwise). */
+export const floorProfileFlags = (name: string): Array<string> =>
+  profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}/floor-${name}`]
+
 /** Seconds of each measured autocannon load (auth status, notifications). */
 export const DURATION = Number(process.env.BENCH_SECONDS ?? (quick ? 4 : 10))
 /** Seconds of load before each measured one (JIT, connection pools). */

@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { cpuPer, cpuSince } from "./cpu.ts"
-import { CONNECTIONS, DURATION, quick, WARMUP } from "./mode.ts"
+import { CONNECTIONS, DURATION, floorProfileFlags, profileDir, quick, WARMUP } from "./mode.ts"
 import { fixed, ratioOf, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
 import { header, load, portOf, psql, refuseErrors, row, runJson, stop, track } from "./support.ts"
@@ -60,15 +60,16 @@ export const benchNotifications = async ({ databaseUrl, pid, port, rawUrl, sessi
       .trim().split("\n").filter(Boolean).map(Number)
   const floorPost: Request = { ...post, headers: { ...post.headers, authorization: "Bearer floor-token" } }
   const measureFloor = async (script: string, application: string) => {
-    const server = track(spawn(process.execPath, [path.join(import.meta.dirname, script), databaseUrl, "0"], { stdio: ["ignore", "pipe", "inherit"] }))
+    const flags = floorProfileFlags(script.replace(/\.ts$/, ""))
+    const server = track(spawn(process.execPath, [...flags, path.join(import.meta.dirname, script), databaseUrl, "0"], { stdio: ["ignore", "pipe", "inherit"] }))
     const url = `http://127.0.0.1:${await portOf(server)}/notifications`
     await load(url, floorPost, WARMUP)
     const databaseSince = await cpuSince(() => backendsOf(application))
     const { cpuMs, result } = await cpuPer(server.pid!, () => load(url, floorPost), (r) => r.total)
     refuseErrors(script, result)
     const dbMs = ((await databaseSince()) * 1000) / Math.max(1, result.total)
-    // Gone before the next measurement starts (killed outright if it lingers).
-    await stop(server, 5)
+    // Gone before the next measurement starts (killed outright if it lingers; a profile takes longer to write).
+    await stop(server, profileDir === undefined ? 5 : 60)
     return { result, cpuMs, dbMs }
   }
 

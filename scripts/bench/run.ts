@@ -25,7 +25,7 @@
  *
  * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages and the raw baselines left out.
  * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages` runs one part; `BENCH_PROFILE=<dir>`
- * writes a CPU profile of the server there; `BENCH_NODE_FLAGS` passes Node.js flags to the server
+ * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`; `BENCH_NODE_FLAGS` passes Node.js flags to the server
  * (`--trace-gc`, `--heap-prof`). The exit code is 0 whatever the targets (it is a report), 1 if the run broke.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
@@ -39,7 +39,7 @@ import { availableParallelism, loadavg } from "node:os"
 import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
 import { cpuPer } from "./cpu.ts"
-import { CONNECTIONS, DURATION, quick, quickSkips, WARMUP } from "./mode.ts"
+import { CONNECTIONS, DURATION, floorProfileFlags, profileDir, quick, quickSkips, WARMUP } from "./mode.ts"
 import { benchNotifications } from "./notifications.ts"
 import { benchPages } from "./pages.ts"
 import { benchPrompts } from "./prompts.ts"
@@ -124,7 +124,7 @@ const main = async () => {
   const raw = track(spawn(node, [path.join(import.meta.dirname, "raw-server.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] }))
   const rawPort = await portOf(raw)
   // The framework floor: a bare Effect HttpApi server answering the same record (effect-floor.ts).
-  const floor = track(spawn(node, [path.join(import.meta.dirname, "effect-floor.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] }))
+  const floor = track(spawn(node, [...(runs("auth") ? floorProfileFlags("auth") : []), path.join(import.meta.dirname, "effect-floor.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] }))
   const floorPort = await portOf(floor)
 
   // Herald on PostgreSQL, with the per-token rate limits off (decisions.md: throughput benchmarks run with both off).
@@ -141,9 +141,9 @@ const main = async () => {
     HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
     HERALD_ONCALL_TIME_SCALE: oncallTimeScale
   }
-  // BENCH_PROFILE=<dir>: a V8 CPU profile of the server, written there when the run ends.
+  // BENCH_PROFILE=<dir>: a V8 CPU profile of the server (and of each floor, mode.ts), written when the run ends.
   // BENCH_NODE_FLAGS: more Node.js flags for the server (`--trace-gc`, `--heap-prof`, …).
-  const profile = process.env.BENCH_PROFILE
+  const profile = profileDir
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
   const herald = track(spawn(node, [
     ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
@@ -240,7 +240,7 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
   }
 
   // A graceful stop, so profiles are written.
-  if (profile !== undefined || nodeFlags.length > 0) await stop(herald, 60)
+  if (profile !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
   finish([...summary, ...startup], others, began)
 }
 

@@ -1,5 +1,5 @@
 /** Reading the push configuration: which providers, defaults, and start-up errors. */
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Exit, Option, Redacted } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import * as fs from "node:fs"
@@ -18,8 +18,15 @@ const apnsKey = makeApnsKey()
 const apns = { APNS_KEY: apnsKey.pem, APNS_KEY_ID: "KEY7654321", APNS_TEAM_ID: "TEAM123456", APNS_TOPIC: "dev.herald.app" }
 const serviceAccount = makeServiceAccount("proj-1")
 
+/** Directories `tempFile` made, removed when the file's tests are done. */
+const tempDirs: Array<string> = []
+afterAll(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
 const tempFile = (name: string, contents: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-push-config-"))
+  tempDirs.push(dir)
   const file = path.join(dir, name)
   fs.writeFileSync(file, contents)
   return file

@@ -25,8 +25,9 @@
  *
  * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages and the raw baselines left out.
  * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages` runs one part; `BENCH_PROFILE=<dir>`
- * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`; `BENCH_NODE_FLAGS` passes Node.js flags to the server
- * (`--trace-gc`, `--heap-prof`). The exit code is 0 whatever the targets (it is a report), 1 if the run broke.
+ * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`;
+ * `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`). The exit code is 0
+ * whatever the targets (it is a report), 1 if the run broke.
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
@@ -143,10 +144,9 @@ const main = async () => {
   }
   // BENCH_PROFILE=<dir>: a V8 CPU profile of the server (and of each floor, mode.ts), written when the run ends.
   // BENCH_NODE_FLAGS: more Node.js flags for the server (`--trace-gc`, `--heap-prof`, …).
-  const profile = profileDir
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
   const herald = track(spawn(node, [
-    ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+    ...(profileDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
     ...nodeFlags,
     path.join(root, "apps/herald/src/main.ts"),
     "serve"
@@ -240,7 +240,7 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
   }
 
   // A graceful stop, so profiles are written.
-  if (profile !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  if (profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
   finish([...summary, ...startup], others, began)
 }
 

@@ -6,6 +6,7 @@
  */
 
 const MINUTE = 60_000
+const EPSILON_MS = 1e-6
 
 export interface Decision {
   readonly allowed: boolean
@@ -27,18 +28,25 @@ export class Gcra {
     this.interval = MINUTE / limit
   }
 
-  /** What a request at `now` would get, and the state to commit if it is taken. */
-  check(key: string, now: number): Decision & { readonly next: number } {
+  /**
+   * What `cost` units at `now` would get (one request by default), and the
+   * state to commit if they are taken: all of them or none. A cost above the
+   * whole budget never fits; it is refused with `retryAfterMs` the time
+   * until the budget is whole (the best it can ever be).
+   */
+  check(key: string, now: number, cost = 1): Decision & { readonly next: number } {
     const tat = Math.max(this.tat.get(key) ?? now, now)
-    const next = tat + this.interval
+    const next = tat + this.interval * cost
     const allowAt = next - MINUTE
-    if (allowAt > now) {
-      return { allowed: false, limit: this.limit, remaining: 0, resetMs: tat - now, retryAfterMs: allowAt - now, next: tat }
+    // `interval * limit` may exceed a minute by a rounding error: a whole budget must still fit.
+    if (allowAt - now > EPSILON_MS) {
+      const retryAfterMs = cost > this.limit ? tat - now : allowAt - now
+      return { allowed: false, limit: this.limit, remaining: 0, resetMs: tat - now, retryAfterMs, next: tat }
     }
     return {
       allowed: true,
       limit: this.limit,
-      remaining: Math.floor((now + MINUTE - next) / this.interval + 1e-9),
+      remaining: Math.max(0, Math.floor((now + MINUTE - next) / this.interval + 1e-9)),
       resetMs: next - now,
       retryAfterMs: 0,
       next

@@ -24,11 +24,24 @@ export interface RateLimitOutcome {
   readonly allowed: boolean
   /** The limit the response reports: the tighter of those that apply (none when every limit is off). */
   readonly reported: Decision | undefined
+  /** Which budget refused (when not allowed). */
+  readonly refused?: "requests" | "sends"
+}
+
+/** Units taken at once: requests against the token's request budget, sends against its send budget. */
+export interface Units {
+  readonly requests: number
+  readonly sends: number
 }
 
 export interface RateLimiterShape {
   /** Takes one request (and one send when `sends`) for the token at `now`, or refuses it whole. */
   readonly take: (tokenId: string, sends: boolean, now: number) => RateLimitOutcome
+  /**
+   * Takes `units` for the token at `now`, all of them or none (an MCP batch:
+   * one request per message, one send per sending call).
+   */
+  readonly takeUnits: (tokenId: string, units: Units, now: number) => RateLimitOutcome
   /** Takes one send only (an inbound delivery, keyed by its service); allowed whenever the send limit is off. */
   readonly takeSend: (key: string, now: number) => RateLimitOutcome
   /** The token's budgets at `now`, without taking any; undefined for a limit that is off. */
@@ -45,15 +58,18 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
   const requests = config.requestsPerMinute > 0 ? new Gcra(config.requestsPerMinute) : undefined
   const sends = config.sendsPerMinute > 0 ? new Gcra(config.sendsPerMinute) : undefined
 
-  const take = (tokenId: string, isSend: boolean, now: number): RateLimitOutcome => {
-    const overall = requests?.check(tokenId, now)
-    const send = isSend ? sends?.check(tokenId, now) : undefined
-    if (overall?.allowed === false) return { allowed: false, reported: overall }
-    if (send?.allowed === false) return { allowed: false, reported: send }
+  const takeUnits = (tokenId: string, units: Units, now: number): RateLimitOutcome => {
+    const overall = units.requests > 0 ? requests?.check(tokenId, now, units.requests) : undefined
+    const send = units.sends > 0 ? sends?.check(tokenId, now, units.sends) : undefined
+    if (overall?.allowed === false) return { allowed: false, reported: overall, refused: "requests" }
+    if (send?.allowed === false) return { allowed: false, reported: send, refused: "sends" }
     if (overall !== undefined) requests!.commit(tokenId, overall.next)
     if (send !== undefined) sends!.commit(tokenId, send.next)
     return { allowed: true, reported: tighter(overall, send) }
   }
+
+  const take = (tokenId: string, isSend: boolean, now: number): RateLimitOutcome =>
+    takeUnits(tokenId, { requests: 1, sends: isSend ? 1 : 0 }, now)
 
   const takeSend = (key: string, now: number): RateLimitOutcome => {
     const send = sends?.check(key, now)
@@ -71,7 +87,7 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
     sends?.sweep(now)
   }
 
-  return { take, takeSend, peek, sweep }
+  return { take, takeUnits, takeSend, peek, sweep }
 }
 
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("herald/RateLimiter") {
@@ -79,6 +95,7 @@ export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>(
     const limiter = makeRateLimiter(yield* RateLimitConfig)
     return RateLimiter.of({
       take: limiter.take,
+      takeUnits: limiter.takeUnits,
       takeSend: limiter.takeSend,
       peek: limiter.peek,
       sweep: Effect.map(Clock.currentTimeMillis, limiter.sweep),

@@ -9,9 +9,13 @@
  *   protected-resource metadata (RFC 9728) and the scopes to ask for, which is
  *   what makes a client start OAuth; `error="invalid_token"` when a token was
  *   sent. The body is Herald's `{code: "UNAUTHORIZED", error}`.
- * - The token's rate limits, as on the Agent API (auth/AgentAuthLive.ts): a
- *   request whose body calls a sending tool counts as a send too
- *   (ToolRoutes.ts). Over a limit: 429 `RATE_LIMITED` with `Retry-After`.
+ * - The token's rate limits, as on the Agent API (auth/AgentAuthLive.ts):
+ *   each JSON-RPC message of the body counts as a request and each call of a
+ *   sending tool as a send, taken all or none (McpMeter.ts; a batch over
+ *   `MAX_BATCH_MESSAGES` is refused whole with 400). Over a limit: 429
+ *   `RATE_LIMITED` with `Retry-After`, and nothing of the body runs. The
+ *   units taken go with the request (`McpPrepaid`), for `ToolMeter` to
+ *   meter each tool call where it runs without charging it twice.
  * - A request with an `Mcp-Session-Id` the token did not open answers 404
  *   like an unknown session; a use refreshes the session, and `initialize`
  *   and DELETE open and close it in the registry (McpSessions.ts: the cap per
@@ -28,14 +32,15 @@ import { Clock, Context, Effect, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "../billing/RateLimiter.ts"
-import { appendRateLimitHeadersUnsafe, seconds } from "../billing/RateLimitHeaders.ts"
+import { appendRateLimitHeadersUnsafe } from "../billing/RateLimitHeaders.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { guardBody } from "../http/BodyGuard.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { MCP_RESOURCE_METADATA_PATH, MCP_SCOPES } from "../oauth/McpScopes.ts"
 import { McpSessions, SESSION_ID_HEADER } from "./McpSessions.ts"
 import { withAnsweredErrorsQuiet } from "./ProtocolErrors.ts"
-import { bodySends, missingScopes } from "./ToolRoutes.ts"
+import { batchTooLong, MAX_BATCH_MESSAGES, McpPrepaid, rateLimitedMessage } from "./McpMeter.ts"
+import { bodyUnits, missingScopes } from "./ToolRoutes.ts"
 
 /** The methods the MCP endpoint serves: POST (JSON-RPC) and DELETE (end a session). */
 export const MCP_METHODS = ["DELETE", "POST"] as const
@@ -128,22 +133,27 @@ export const McpHttpAuth = HttpRouter.middleware<{ provides: CurrentAgent }>()(E
         // Authenticated: the body may be read now (to know whether it sends, and to guard it).
         onSuccess: (token) =>
           Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) => {
-            const sends = request.method === "POST" && bodySends(text)
-            const outcome = limiter.take(token.id, sends, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+            const body = request.method === "POST" ? bodyUnits(text) : { batch: false, messages: 1, sends: 0 }
+            // A batch over the cap costs one request and runs nothing; otherwise every message and send, all or none.
+            const tooLong = body.batch && body.messages > MAX_BATCH_MESSAGES
+            const units = tooLong ? { requests: 1, sends: 0 } : { requests: body.messages, sends: body.sends }
+            const outcome = limiter.takeUnits(token.id, units, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
             if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
             if (!outcome.allowed) {
-              return Effect.succeed(HttpServerResponse.jsonUnsafe({
-                error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +
-                  `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`,
-                code: "RATE_LIMITED"
-              }, { status: 429 }))
+              const error = rateLimitedMessage(outcome, units)
+              return Effect.succeed(HttpServerResponse.jsonUnsafe({ error, code: "RATE_LIMITED" }, { status: 429 }))
             }
+            if (tooLong) return Effect.succeed(HttpServerResponse.jsonUnsafe(batchTooLong(body.messages), { status: 400 }))
             const sessionId = request.headers[SESSION_ID_HEADER]
             if (sessionId !== undefined) {
               // Another token's session answers exactly as an unknown one: the id alone opens nothing.
               if (sessions.ownerOf(sessionId) !== token.id) return Effect.succeed(unknownSession)
             }
-            const asAgent = Effect.provideService(httpEffect, CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+            const asAgent = httpEffect.pipe(
+              Effect.provideService(CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes }),
+              // The units just taken, for the request's tool calls to pay with (McpMeter.ts): none charged twice.
+              Effect.provideService(McpPrepaid, { requests: units.requests, sends: units.sends })
+            )
             const served = guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent, (response) => {
               recordSession(fiber.context, sessions, token.id, sessionId, response)
               return explain(response)

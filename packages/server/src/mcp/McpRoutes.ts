@@ -1,7 +1,8 @@
 /**
  * The MCP endpoint (`/api/agent/mcp`, Streamable HTTP) on Effect's own MCP
  * server: the tools of Tools.ts with their handlers, the scope gate around
- * them, and the HTTP-level authentication around every request (McpAuth.ts).
+ * them, the meter of every tool call (McpMeter.ts), and the HTTP-level
+ * authentication and rate limits around every request (McpAuth.ts).
  *
  * Protocols: the revision the official SDK offers first (2025-11-25), and the
  * two before it for older clients, all with sessions (`Mcp-Session-Id`). A
@@ -18,6 +19,7 @@ import serverPackage from "../../package.json" with { type: "json" }
 import { AppConfig } from "../config/AppConfig.ts"
 import { MCP_PATH } from "../oauth/McpScopes.ts"
 import { McpHttpAuth, ScopeGate } from "./McpAuth.ts"
+import { ToolMeter } from "./McpMeter.ts"
 import { McpSessions } from "./McpSessions.ts"
 import { ToolHandlersLayer } from "./ToolHandlers.ts"
 import { HeraldTools, INSTRUCTIONS } from "./Tools.ts"
@@ -25,9 +27,17 @@ import { HeraldTools, INSTRUCTIONS } from "./Tools.ts"
 /** The protocol revisions served, newest first. */
 export const MCP_PROTOCOLS = [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26] as const
 
-const Registrations = McpServer.toolkit(HeraldTools).pipe(
-  Layer.provide(ScopeGate.layer),
-  Layer.provide(ToolHandlersLayer)
+/**
+ * The tools with their handlers and scope gate, and the meter of every tool
+ * call (global: it wraps every registration, McpMeter.ts). Any transport
+ * serving these is metered.
+ */
+export const McpRegistrations = Layer.merge(
+  McpServer.toolkit(HeraldTools).pipe(
+    Layer.provide(ScopeGate.layer),
+    Layer.provide(ToolHandlersLayer)
+  ),
+  ToolMeter
 )
 
 export const McpRoutes = Layer.unwrap(Effect.gen(function*() {
@@ -43,6 +53,6 @@ export const McpRoutes = Layer.unwrap(Effect.gen(function*() {
     // browser send no Origin.
     allowedOrigins: [new URL(publicUrl).origin],
     allowSessionTermination: true,
-    registrations: Registrations
+    registrations: McpRegistrations
   })
 })).pipe(Layer.provide(McpHttpAuth.layer), Layer.provide(McpSessions.capturingTermination))

@@ -76,30 +76,47 @@ export const missingScopes = (tool: string, granted: ReadonlyArray<Scope>): Read
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Whether one JSON-RPC message is a `tools/call` of a sending operation (`progress` by its `action`). */
-const sendsOne = (message: unknown): boolean => {
-  if (!isRecord(message) || message.method !== "tools/call" || !isRecord(message.params)) return false
-  const name = message.params.name
-  if (typeof name !== "string" || !Object.hasOwn(toolRoutes, name)) return false
+/**
+ * Whether a call of the tool `name` with `args` counts as a send: the
+ * mirrored endpoint's `SendingOperation` (`progress` by its `action`). A name
+ * that is no tool sends nothing (the runtime answers it as unknown).
+ */
+export const callSends = (name: string, args: unknown): boolean => {
+  if (!Object.hasOwn(toolRoutes, name)) return false
   const routes = toolRoutes[name as ToolName] as Record<string, EndpointRef>
-  const args = isRecord(message.params.arguments) ? message.params.arguments : {}
-  const ref = routes.default ?? (typeof args.action === "string" && Object.hasOwn(routes, args.action) ? routes[args.action] : undefined)
+  const action = isRecord(args) ? args.action : undefined
+  const ref = routes.default ?? (typeof action === "string" && Object.hasOwn(routes, action) ? routes[action] : undefined)
   return ref !== undefined && endpointOf(ref).sends
 }
 
+/** Whether one JSON-RPC message is a `tools/call` of a sending operation. */
+const sendsOne = (message: unknown): boolean =>
+  isRecord(message) && message.method === "tools/call" && isRecord(message.params) &&
+  typeof message.params.name === "string" && callSends(message.params.name, message.params.arguments)
+
+/** What a request body costs: its JSON-RPC messages (a batch's length), and its calls of sending tools. */
+export interface BodyUnits {
+  /** Whether the body is a JSON-RPC batch (an array). */
+  readonly batch: boolean
+  /** Messages: each counts as a request (a body that is no JSON-RPC at all counts as one). */
+  readonly messages: number
+  readonly sends: number
+}
+
 /**
- * Whether a request body (one JSON-RPC message or a batch) calls a sending
- * tool: such a request counts against the token's send limit as the route it
- * mirrors does. A body that is not JSON sends nothing (the MCP runtime
- * answers it with a parse error).
+ * The units of a request body (one JSON-RPC message or a batch): each message
+ * counts against the token's request limit, and each call of a sending tool
+ * against its send limit, as the routes they mirror do. A body that is not
+ * JSON is one message that sends nothing (the MCP runtime answers it with a
+ * parse error).
  */
-export const bodySends = (text: string): boolean => {
-  if (text === "") return false
+export const bodyUnits = (text: string): BodyUnits => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = text === "" ? undefined : JSON.parse(text)
   } catch {
-    return false
+    parsed = undefined
   }
-  return Array.isArray(parsed) ? parsed.some(sendsOne) : sendsOne(parsed)
+  if (!Array.isArray(parsed)) return { batch: false, messages: 1, sends: sendsOne(parsed) ? 1 : 0 }
+  return { batch: true, messages: Math.max(1, parsed.length), sends: parsed.filter(sendsOne).length }
 }

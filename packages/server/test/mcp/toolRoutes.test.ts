@@ -2,11 +2,12 @@
  * The mirror table of the MCP tools: every tool of the toolkit mirrors Agent
  * API endpoints that exist, and takes its scopes and its send-counting from
  * them — checked here against the scopes the spec gives those routes, so a
- * change to either side shows.
+ * change to either side shows; a request body's units (a request per
+ * message, a send per sending call).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { MCP_SCOPES } from "../../src/oauth/McpScopes.ts"
-import { bodySends, endpointOf, missingScopes, toolNames, toolRoutes, toolScopes } from "../../src/mcp/ToolRoutes.ts"
+import { bodyUnits, callSends, endpointOf, missingScopes, toolNames, toolRoutes, toolScopes } from "../../src/mcp/ToolRoutes.ts"
 import { HeraldTools } from "../../src/mcp/Tools.ts"
 
 const call = (name: string, args: Record<string, unknown> = {}) =>
@@ -49,15 +50,38 @@ describe("MCP tool routes", () => {
   })
 
   it("a call of a sending tool counts as a send, as its route does", () => {
-    for (const name of ["notify", "ask", "page"]) assert.isTrue(bodySends(call(name)), name)
-    for (const name of ["wait", "cancel", "inbox", "unknown"]) assert.isFalse(bodySends(call(name)), name)
-    assert.isTrue(bodySends(call("progress", { action: "start" })))
-    assert.isTrue(bodySends(call("progress", { action: "update" })))
-    assert.isFalse(bodySends(call("progress", { action: "end" })))
-    assert.isFalse(bodySends(call("progress", { action: "toString" })))
-    assert.isTrue(bodySends(`[${call("inbox")},${call("notify")}]`), "a batch with one send")
-    assert.isFalse(bodySends(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })))
-    assert.isFalse(bodySends("not json"))
-    assert.isFalse(bodySends(""))
+    const sends = (text: string) => bodyUnits(text).sends
+    for (const name of ["notify", "ask", "page"]) {
+      assert.strictEqual(sends(call(name)), 1, name)
+      assert.isTrue(callSends(name, {}), name)
+    }
+    for (const name of ["wait", "cancel", "inbox", "unknown"]) {
+      assert.strictEqual(sends(call(name)), 0, name)
+      assert.isFalse(callSends(name, {}), name)
+    }
+    assert.strictEqual(sends(call("progress", { action: "start" })), 1)
+    assert.strictEqual(sends(call("progress", { action: "update" })), 1)
+    assert.strictEqual(sends(call("progress", { action: "end" })), 0)
+    assert.strictEqual(sends(call("progress", { action: "toString" })), 0)
+    assert.isTrue(callSends("progress", { action: "update" }))
+    assert.isFalse(callSends("progress", { action: "end" }))
+    assert.isFalse(callSends("progress", undefined))
+    assert.strictEqual(sends(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })), 0)
+  })
+
+  it("each message of a body counts as a request, each sending call as a send", () => {
+    assert.deepStrictEqual(bodyUnits(call("notify")), { batch: false, messages: 1, sends: 1 })
+    assert.deepStrictEqual(bodyUnits(`[${call("inbox")},${call("notify")}]`), { batch: true, messages: 2, sends: 1 })
+    const many = `[${Array.from({ length: 300 }, () => call("notify")).join(",")}]`
+    assert.deepStrictEqual(bodyUnits(many), { batch: true, messages: 300, sends: 300 })
+    assert.deepStrictEqual(bodyUnits(`[${call("progress", { action: "update" })},${call("progress", { action: "end" })}]`), {
+      batch: true,
+      messages: 2,
+      sends: 1
+    })
+    // What the runtime refuses still costs a request: not JSON, empty, an empty batch.
+    assert.deepStrictEqual(bodyUnits("not json"), { batch: false, messages: 1, sends: 0 })
+    assert.deepStrictEqual(bodyUnits(""), { batch: false, messages: 1, sends: 0 })
+    assert.deepStrictEqual(bodyUnits("[]"), { batch: true, messages: 1, sends: 0 })
   })
 })

@@ -16,6 +16,7 @@ import m0010 from "./0010_oncall.ts"
 import m0011 from "./0011_mini_apps.ts"
 import m0012 from "./0012_connectors.ts"
 import m0013 from "./0013_oauth.ts"
+import m0014 from "./0014_oauth_client_trust.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -30,5 +31,6 @@ export const loader = Migrator.fromRecord({
   "0010_oncall": m0010,
   "0011_mini_apps": m0011,
   "0012_connectors": m0012,
-  "0013_oauth": m0013
+  "0013_oauth": m0013,
+  "0014_oauth_client_trust": m0014
 })

@@ -102,14 +102,17 @@ export {
   UpdateConnectorRequest
 } from "./agent/Connectors.ts"
 export { ConnectorPass, PersonConnectorsGroup } from "./app/Connectors.ts"
+export { connectorPathProblem, connectorUrlProblem } from "./domain/ConnectorPaths.ts"
+export { TapUrl } from "./domain/Common.ts"
 export { OAuthApi, OAuthRequestErrors } from "./OAuthApi.ts"
-export { OAuthError, OAuthInvalidClient, oauthError } from "./oauth/Errors.ts"
+export { OAuthAccessDenied, OAuthError, OAuthInvalidClient, OAuthInvalidToken, oauthError, OAuthTemporarilyUnavailable } from "./oauth/Errors.ts"
 export type { OAuthErrorCode } from "./oauth/Errors.ts"
 export { AuthorizationServerMetadata, OAuthMetadataGroup, ProtectedResourceMetadata } from "./oauth/Metadata.ts"
 export {
   ClientRegistered,
   OAUTH_MAX_CLIENT_NAME,
   OAUTH_MAX_REDIRECT_URIS,
+  OAUTH_MAX_REDIRECT_URIS_TOTAL,
   OAUTH_MAX_URI_LENGTH,
   OAuthClientsGroup,
   RegisterClientRequest,

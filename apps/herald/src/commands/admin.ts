@@ -48,12 +48,41 @@ const keysRotate = Command.make("rotate", {}, () => Effect.flatMap(actions, (run
   )
 )
 
+const oauthClientCreate = Command.make("create", {
+  name: Flag.String("name").pipe(Flag.withDescription("The client's name, shown on the consent page (1-100 characters)")),
+  redirectUri: Flag.String("redirect-uri").pipe(
+    Flag.between(1, 10),
+    Flag.withDescription("A redirect URI, exactly as the client sends it (repeat for more; the registration rules apply)")
+  ),
+  authMethod: Flag.Literals("auth-method", ["none", "client_secret_basic", "client_secret_post"]).pipe(
+    Flag.withDefault("client_secret_basic"),
+    Flag.withDescription("How the client authenticates at the token endpoint: none (a public client) or with a client secret")
+  ),
+  scope: Flag.String("scope").pipe(Flag.withDescription("Space-separated scopes the client may ask for (all when absent)"), Flag.optional)
+}, ({ authMethod, name, redirectUri, scope }) =>
+  Effect.flatMap(actions, (run) => run.oauthClientCreate({ name, redirectUris: redirectUri, authMethod, scope: Option.getOrUndefined(scope) }))).pipe(
+  Command.withDescription(
+    "Register an OAuth client as the operator (works when HERALD_OAUTH_REGISTRATION is closed); it is trusted and kept " +
+      "until deleted. Prints the RFC 7591 registration response, with client_secret (shown once) unless --auth-method none"
+  )
+)
+
+const oauthClientDelete = Command.make("delete", {
+  id: Flag.String("id").pipe(Flag.withDescription("The client's id (ocl_…)"))
+}, ({ id }) => Effect.flatMap(actions, (run) => run.oauthClientDelete(id))).pipe(
+  Command.withDescription("Delete an OAuth client and every grant of it (its tokens stop working); prints {\"deleted\"}")
+)
+
 export const admin = Command.make("admin").pipe(
-  Command.withDescription("Operator commands (people, sessions, teams, signing keys)"),
+  Command.withDescription("Operator commands (people, sessions, teams, signing keys, OAuth clients)"),
   Command.withSubcommands([
     Command.make("user").pipe(Command.withDescription("People"), Command.withSubcommands([userCreate])),
     Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate, sessionLink])),
     Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate])),
-    Command.make("keys").pipe(Command.withDescription("Mini-app package signing keys"), Command.withSubcommands([keysRotate]))
+    Command.make("keys").pipe(Command.withDescription("Mini-app package signing keys"), Command.withSubcommands([keysRotate])),
+    Command.make("oauth-client").pipe(
+      Command.withDescription("OAuth clients of remote tools (MCP)"),
+      Command.withSubcommands([oauthClientCreate, oauthClientDelete])
+    )
   ])
 )

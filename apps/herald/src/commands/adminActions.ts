@@ -6,6 +6,7 @@
 import { Console, Effect, Layer } from "effect"
 import { Identity } from "@herald/server/identity/Identity"
 import { Signing } from "@herald/server/miniApps/Signing"
+import { OAuthClients } from "@herald/server/oauth/OAuthClients"
 import { SignInLinks } from "@herald/server/oauth/SignInLinks"
 import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
@@ -54,3 +55,32 @@ export const keysRotate = Effect.flatMap(Signing, (signing) => signing.rotate).p
   Effect.provide(Signing.layer),
   Effect.provide(CliDatabase)
 )
+
+const withClients = <A, E>(f: (clients: OAuthClients["Service"]) => Effect.Effect<A, E>) =>
+  Effect.flatMap(OAuthClients, f).pipe(Effect.provide(OAuthClients.layer), Effect.provide(CliDatabase))
+
+/**
+ * Registers a client as the operator (issue 30): the registration rules of `POST /oauth/register`, but no switch
+ * or bound, and the client is trusted (error redirects) and never swept. A refusal is the RFC 7591 error.
+ */
+export const oauthClientCreate = (input: {
+  readonly name: string
+  readonly redirectUris: ReadonlyArray<string>
+  readonly authMethod: string
+  readonly scope: string | undefined
+}) =>
+  withClients((clients) =>
+    clients.registerAsOperator({
+      client_name: input.name,
+      redirect_uris: input.redirectUris,
+      token_endpoint_auth_method: input.authMethod,
+      ...(input.scope === undefined ? {} : { scope: input.scope })
+    }).pipe(Effect.mapError((e) => new Error(`${e.error}: ${e.error_description ?? ""}`)))
+  ).pipe(
+    Effect.flatMap((registered) => printJson({ ...registered, registered_by: "operator" }))
+  )
+
+export const oauthClientDelete = (id: string) =>
+  withClients((clients) => clients.remove(id)).pipe(
+    Effect.flatMap((deleted) => deleted ? printJson({ deleted: id }) : Effect.fail(new Error(`No OAuth client ${id}.`)))
+  )

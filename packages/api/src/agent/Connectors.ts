@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Ok, Timestamp } from "../domain/Common.ts"
+import { connectorPathProblem } from "../domain/ConnectorPaths.ts"
 import { CallbackInvalid, LimitReached, NotFound, PassInvalid } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { OncallGroupId, UserId } from "../Params.ts"
@@ -29,10 +30,18 @@ export const ConnectorId = Schema.String.check(Schema.isPattern(/^conn_[0-9A-Za-
 })
 
 export const ConnectorRoute = Schema.Struct({
+  // The paths it covers are held to the connector path rule (domain/ConnectorPaths.ts); a prefix that breaks it
+  // would cover only paths that are refused, or read as another place than it says.
   pathPrefix: Schema.String.check(
     Schema.isMaxLength(CONNECTOR_MAX_PATH_PREFIX),
-    Schema.isPattern(/^\/[\x21-\x7e]*$/u)
-  ).annotate({ description: `A path starting \`/\` of printable ASCII without spaces, at most ${CONNECTOR_MAX_PATH_PREFIX} characters.` }),
+    Schema.isPattern(/^\/[\x21-\x7e]*$/u),
+    Schema.makeFilter((prefix: string) => connectorPathProblem(prefix) ?? true, {
+      expected: "a path without dot segments, empty segments, backslashes or encoded separators"
+    })
+  ).annotate({
+    description: `A path starting \`/\` of printable ASCII without spaces, at most ${CONNECTOR_MAX_PATH_PREFIX} characters, ` +
+      "without `.` or `..` segments, empty segments, backslashes or encoded `/` (plain or percent-encoded)."
+  }),
   upstream: Schema.String.check(
     Schema.isMaxLength(CONNECTOR_MAX_UPSTREAM),
     Schema.isPattern(/^https?:\/\/[^\s/?#]+[^\s]*$/u)
@@ -133,7 +142,8 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
       summary: "Register a connector",
       description: `Registers a tunnel connector. ${routesRule} ${groupRule} ${secretRule} A person keeps at most ` +
         `${CONNECTORS_MAX_PER_PERSON} connectors (422 \`LIMIT_REACHED\`).`,
-      scopes: ["connectors:write"]
+      scopes: ["connectors:write"],
+      secret: true
     })),
     HttpApiEndpoint.get("get", "/connectors/:id", { params: id, success: Connector, error: NotFound })
       .pipe(agentOperation({ summary: "Read a connector", description: `${online} ${concealment}`, scopes: ["connectors:read"] })),
@@ -169,7 +179,8 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
         "expired or unknown pass, a pass or session of another connector, an expired session, a removed connector, " +
         "or a person no longer allowed to use the connector (the owner, or a member of the team of its on-call " +
         "group): 401 `PASS_INVALID`. A connector that is not the caller's answers the same 401 as a removed one.",
-      scopes: ["connectors:write"]
+      scopes: ["connectors:write"],
+      secret: true
     })),
     HttpApiEndpoint.post("callbackAccess", "/connectors/:id/callback-access", {
       params: id,
@@ -190,7 +201,8 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
       .pipe(agentOperation({
         summary: "Rotate the callback secret",
         description: `Replaces the callback HMAC secret; the old one stops working at once. ${secretRule} ${concealment}`,
-        scopes: ["connectors:write"]
+        scopes: ["connectors:write"],
+        secret: true
       }))
   )
   .middleware(AgentAuth)

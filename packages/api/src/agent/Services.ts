@@ -56,7 +56,8 @@ export class ServicesGroup extends HttpApiGroup.make("services")
         "256-bit token (`hlw_…`) that Herald stores only as a hash: it is returned here once. `defaultReplyWebhookId` " +
         "must name one of the account's reply webhooks (else 404); outcome events of prompts sent through the " +
         "service go there too. An account keeps at most 1,000 services (422 `LIMIT_REACHED` with `limit`).",
-      scopes: ["services:write"]
+      scopes: ["services:write"],
+      secret: true
     })),
     HttpApiEndpoint.get("get", "/services/:id", { params: { id: ServiceId }, success: AgentService, error: NotFound })
       .pipe(agentOperation({
@@ -118,7 +119,8 @@ export class ServicesGroup extends HttpApiGroup.make("services")
       summary: "Rotate a webhook service's token",
       description: "Issues a new webhook URL, returned once; the old URL stops working at once (404). Only the creator " +
         "may rotate (a family member who can see it, owner included: 403 `FORBIDDEN`; anyone else: 404).",
-      scopes: ["services:write"]
+      scopes: ["services:write"],
+      secret: true
     }))
   )
   .middleware(AgentAuth)

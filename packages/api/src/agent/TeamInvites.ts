@@ -61,7 +61,8 @@ export class TeamInvitesGroup extends HttpApiGroup.make("teamInvites")
         "else: 404. A family holds its owner and 3 more: accepted members plus pending, unexpired invites may " +
         "not pass 4 (422 `LIMIT_REACHED`, `limit: 4`). A workplace team keeps at most 500 pending invites and " +
         "5,000 members (422 `LIMIT_REACHED` with `limit`).",
-      scopes: ["teams:write"]
+      scopes: ["teams:write"],
+      secret: true
     })),
     HttpApiEndpoint.delete("revoke", "/teams/:id/invites/:inviteId", {
       params: { id: TeamId, inviteId: InviteId },

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Ok } from "../domain/Common.ts"
+import { connectorUrlProblem } from "../domain/ConnectorPaths.ts"
 import {
   ReplyEventType,
   ReplyWebhook,
@@ -14,7 +15,14 @@ import { agentOperation } from "../Operation.ts"
 import { ReplyWebhookId } from "../Params.ts"
 import { AgentAuth } from "../Security.ts"
 
-const Endpoint = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
+// A `connector://` URL's path may not leave its route's prefix (domain/ConnectorPaths.ts).
+const Endpoint = Schema.String.check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(2048),
+  Schema.makeFilter((url: string) => connectorUrlProblem(url) ?? true, {
+    expected: "a connector:// path without dot segments, empty segments, backslashes or encoded separators"
+  })
+)
 
 const webhookFields = {
   name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
@@ -93,8 +101,11 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
         "(logged, not retried); a name that does not resolve fails that attempt, which is logged and retried like any " +
         "failure. With the operator's private-network switch on, private and " +
         "loopback targets are allowed, and plain `http://` only to a loopback address or `localhost`. An account " +
-        "keeps at most 50 reply webhooks (422 `LIMIT_REACHED`).",
-      scopes: ["services:write"]
+        "keeps at most 50 reply webhooks (422 `LIMIT_REACHED`). A `connector://{connectorId}{path}` URL names a route " +
+        "of the account's own connector instead; its path (escapes decoded, any case) may hold no `.` or `..` segment, " +
+        "no empty segment, no backslash, no encoded `/` and no control character (400 `VALIDATION_FAILED`).",
+      scopes: ["services:write"],
+      secret: true
     })),
     HttpApiEndpoint.get("get", "/webhooks/:id", {
       params: id,
@@ -148,7 +159,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       summary: "Rotate the signing secret",
       description: "Replaces the signing secret and returns the new one once. Deliveries made from now on, " +
         "retries of earlier ones included, are signed with the new secret.",
-      scopes: ["services:write"]
+      scopes: ["services:write"],
+      secret: true
     }))
   )
   .middleware(AgentAuth)

@@ -23,7 +23,8 @@ export class PersonConnectorsGroup extends HttpApiGroup.make("connectors")
       description: "A one-time pass (`hcp_…`, valid 60 s) that the connector's gateway exchanges through " +
         "`POST /connectors/{id}/access` for a 12-hour session bound to the connector and this person. The connector's " +
         "owner may ask, and, when the connector names an on-call group, every member of that group's team or family. " +
-        "Anyone else gets 404, as for a connector that does not exist."
+        "Anyone else gets 404, as for a connector that does not exist.",
+      secret: true
     }))
   )
   .middleware(PersonAuth)

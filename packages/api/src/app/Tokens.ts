@@ -26,7 +26,8 @@ export class PersonTokensGroup extends HttpApiGroup.make("tokens")
       summary: "Create an API token",
       description: "Creates an API token for an agent. The response carries the plaintext token in `secret` exactly " +
         "once; Herald stores only its SHA-256 hash. `scopes` are values of the Scope enumeration (duplicates are " +
-        "collapsed); `expiresAt`, when given, must lie in the future."
+        "collapsed); `expiresAt`, when given, must lie in the future.",
+      secret: true
     })),
     HttpApiEndpoint.get("list", "/tokens", { query: TokensQuery, success: ApiTokenList }).pipe(personOperation({
       summary: "List my API tokens",

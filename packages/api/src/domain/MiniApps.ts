@@ -1,6 +1,6 @@
 /** Records of mini-app packages: the manifest (with every rule of the spec's table) and the package. */
 import { Schema } from "effect"
-import { closedStruct, Timestamp, Uri } from "./Common.ts"
+import { closedStruct, TapUrl, Timestamp } from "./Common.ts"
 
 // Every pattern carries the `u` flag: Effect only copies a RegExp into JSON Schema `pattern` then.
 
@@ -83,8 +83,9 @@ export class MiniAppManifest extends Schema.Class<MiniAppManifest>("MiniAppManif
   ageRating: AgeRating,
   commerce: Schema.Literal("none"),
   aliases: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isBetweenCodePoints(1, 100))).check(Schema.isMaxLength(8))),
-  privacyUrl: Schema.optionalKey(Uri.check(Schema.isMaxLength(2048))),
-  supportUrl: Schema.optionalKey(Uri.check(Schema.isMaxLength(2048)))
+  // Links a person taps: the rule of every other link field (no `javascript:`, `data:`, …).
+  privacyUrl: Schema.optionalKey(TapUrl),
+  supportUrl: Schema.optionalKey(TapUrl)
 })) {}
 
 /** Package review state: publication is `personal-only`, never approved. */

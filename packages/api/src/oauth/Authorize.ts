@@ -42,7 +42,9 @@ export class OAuthAuthorizeGroup extends HttpApiGroup.make("oauthAuthorize")
       summary: "Consent page",
       description: "For a browser. An unknown client or a redirect URI it did not register answers an HTML error page " +
         "(400), never a redirect. Other problems redirect (302) to the redirect URI with `error`, " +
-        "`error_description`, `state` and `iss`: `unsupported_response_type`, `invalid_request` (no `code_challenge`, " +
+        "`error_description`, `state` and `iss` only for a trusted client — one a person approved before or the " +
+        "operator registered (RFC 9700 §4.11.2); for any other client they answer the HTML error page (400): " +
+        "`unsupported_response_type`, `invalid_request` (no `code_challenge`, " +
         "a method other than `S256`), `invalid_scope`, `invalid_target` (a `resource` other than the MCP endpoint). " +
         "No signed-in person (the `herald_session` cookie a one-time sign-in link sets, or a bearer `hls_…` session): " +
         "a page explaining how to sign in. Otherwise the consent page: the client, the person, one checkbox per " +

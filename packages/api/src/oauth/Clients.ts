@@ -5,11 +5,14 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { OAuthError } from "./Errors.ts"
+import { oneTimeSecret } from "../Operation.ts"
+import { OAuthAccessDenied, OAuthError, OAuthInvalidToken, OAuthTemporarilyUnavailable } from "./Errors.ts"
 
 /** Limits of a registration. */
 export const OAUTH_MAX_REDIRECT_URIS = 10
 export const OAUTH_MAX_URI_LENGTH = 2000
+/** The sum of the redirect URIs' lengths: a client stores a few kilobytes at most, whatever it sends. */
+export const OAUTH_MAX_REDIRECT_URIS_TOTAL = 4096
 export const OAUTH_MAX_CLIENT_NAME = 100
 
 const field = (description: string) => Schema.optionalKey(Schema.Unknown.annotate({ description }))
@@ -17,8 +20,10 @@ const field = (description: string) => Schema.optionalKey(Schema.Unknown.annotat
 /** RFC 7591 §2 client metadata; unknown fields are ignored. */
 export const RegisterClientRequest = Schema.Struct({
   redirect_uris: field(
-    `1 to ${OAUTH_MAX_REDIRECT_URIS} redirect URIs, each at most ${OAUTH_MAX_URI_LENGTH} characters: https, http only ` +
-      "for a loopback host (localhost, 127.0.0.1, [::1]), or a private-use scheme (`cursor://…`); no fragment."
+    `1 to ${OAUTH_MAX_REDIRECT_URIS} redirect URIs, each at most ${OAUTH_MAX_URI_LENGTH} characters and ` +
+      `${OAUTH_MAX_REDIRECT_URIS_TOTAL} together: https, http only for a loopback host (localhost, 127.0.0.1, [::1]), ` +
+      "or a private-use scheme in reverse-domain form (RFC 8252 §7.1: `com.example.app:/cb`); no fragment. " +
+      "Operating-system handler schemes (`search-ms:`, `ms-…:`, `shell:`, …) are refused."
   ),
   client_name: field(`At most ${OAUTH_MAX_CLIENT_NAME} characters; shown on the consent page.`),
   client_uri: field(`An https URL of at most ${OAUTH_MAX_URI_LENGTH} characters.`),
@@ -54,12 +59,17 @@ export class OAuthClientsGroup extends HttpApiGroup.make("oauthClients")
     HttpApiEndpoint.post("register", "/oauth/register", {
       payload: RegisterClientRequest,
       success: ClientRegistered.pipe(HttpApiSchema.status(201)),
-      error: OAuthError
+      error: [OAuthError, OAuthInvalidToken, OAuthAccessDenied, OAuthTemporarilyUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Register a client",
-      description: "RFC 7591 dynamic client registration, unauthenticated. 201 with the client's id (`ocl_…`) and, " +
-        "for `client_secret_post`/`client_secret_basic`, its `client_secret` (`hlc_…`, stored hashed, shown once). " +
-        "400 `invalid_redirect_uri` or `invalid_client_metadata`. A client no person has approved is deleted after 24 hours."
-    }))
+      description: "RFC 7591 dynamic client registration: open to anyone unless the operator requires an initial " +
+        "access token (`Authorization: Bearer …`, RFC 7591 §3; missing or wrong: 401 `invalid_token`) or closed it " +
+        "(403 `access_denied`; the operator registers clients with `herald admin oauth-client create`). 201 with the " +
+        "client's id (`ocl_…`) and, for `client_secret_post`/`client_secret_basic`, its `client_secret` (`hlc_…`, " +
+        "stored hashed, shown once). 400 `invalid_redirect_uri` or `invalid_client_metadata`. 429 " +
+        "`temporarily_unavailable` with `Retry-After` when registrations on the whole server exceed their rate, or " +
+        "too many clients wait for a first approval. A client no person has approved is deleted after an hour " +
+        "(`HERALD_OAUTH_UNAPPROVED_CLIENT_TTL_MINUTES`); an approved one once it has had no grant for 24 hours."
+    })).pipe(oneTimeSecret)
   )
 {}

@@ -28,6 +28,33 @@ export class OAuthInvalidClient extends Schema.Error<OAuthInvalidClient>("OAuthI
   description: "Client authentication failed (`invalid_client`)."
 }) {}
 
+/**
+ * 401 at registration when it needs an initial access token (RFC 7591 §3,
+ * RFC 6750 §3.1): `invalid_token`, with a `WWW-Authenticate: Bearer` challenge.
+ */
+export class OAuthInvalidToken extends Schema.Error<OAuthInvalidToken>("OAuthInvalidToken")({
+  ...body("OAuthInvalidToken")
+}, {
+  httpApiStatus: 401,
+  description: "A missing or wrong initial access token (`invalid_token`)."
+}) {}
+
+/** 403: the operator closed the endpoint (`access_denied`). */
+export class OAuthAccessDenied extends Schema.Error<OAuthAccessDenied>("OAuthAccessDenied")({
+  ...body("OAuthAccessDenied")
+}, {
+  httpApiStatus: 403,
+  description: "Refused by the server's configuration (`access_denied`)."
+}) {}
+
+/** 429: the server's bound is reached (`temporarily_unavailable`), with `Retry-After`. */
+export class OAuthTemporarilyUnavailable extends Schema.Error<OAuthTemporarilyUnavailable>("OAuthTemporarilyUnavailable")({
+  ...body("OAuthTemporarilyUnavailable")
+}, {
+  httpApiStatus: 429,
+  description: "Too many at once (`temporarily_unavailable`); retry after the `Retry-After` seconds."
+}) {}
+
 /** The OAuth error codes Herald answers. */
 export type OAuthErrorCode =
   | "invalid_request"
@@ -41,6 +68,8 @@ export type OAuthErrorCode =
   | "unsupported_response_type"
   | "invalid_redirect_uri"
   | "invalid_client_metadata"
+  | "invalid_token"
+  | "temporarily_unavailable"
 
 export const oauthError = (error: OAuthErrorCode, description: string) =>
   new OAuthError({ error, error_description: description })

@@ -11,7 +11,8 @@ export class AuthorizationServerMetadata extends Schema.Class<AuthorizationServe
   issuer: Schema.String,
   authorization_endpoint: Schema.String,
   token_endpoint: Schema.String,
-  registration_endpoint: Schema.String,
+  /** Absent when the operator closed registration (RFC 8414 §2: OPTIONAL). */
+  registration_endpoint: Schema.optionalKey(Schema.String),
   revocation_endpoint: Schema.String,
   response_types_supported: Schema.Array(Schema.String),
   response_modes_supported: Schema.Array(Schema.String),
@@ -39,7 +40,8 @@ export class OAuthMetadataGroup extends HttpApiGroup.make("oauthMetadata")
       success: AuthorizationServerMetadata
     }).annotateMerge(OpenApi.annotations({
       summary: "Authorization server metadata",
-      description: "RFC 8414: the issuer (`HERALD_PUBLIC_URL`), its endpoints, `code` with PKCE `S256` only, the " +
+      description: "RFC 8414: the issuer (`HERALD_PUBLIC_URL`), its endpoints (`registration_endpoint` only while client " +
+        "registration is not closed), `code` with PKCE `S256` only, the " +
         "grant types `authorization_code` and `refresh_token`, the client authentication methods and every scope."
     }))
   )

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { oneTimeSecret } from "../Operation.ts"
 
 /** The link's one-time `hll_…` secret: a credential in a query string, so the edge never logs it (http/Routes.ts). */
 export const SignInToken = Schema.String.annotate({ identifier: "SignInToken", description: "The link's one-time `hll_…` secret." })
@@ -32,9 +33,9 @@ export class OAuthSignInGroup extends HttpApiGroup.make("oauthSignIn")
           "usable once): sets the `herald_session` cookie (HttpOnly, SameSite=Lax, Path=/oauth; Secure behind https) " +
           "to a new Person API session, then redirects (302) to `next` when it is a path starting `/oauth/authorize` " +
           "(any other `next` is ignored), else answers an HTML page naming who is signed in. An unknown, used or " +
-          "expired link answers 400 with an HTML page and signs no one in. Responses are `Cache-Control: no-store` " +
-          "and `Referrer-Policy: no-referrer` (the secret is in the URL)."
+          "expired link answers 400 with an HTML page and signs no one in. Responses carry " +
+          "`Referrer-Policy: no-referrer` (the secret is in the URL)."
       })
-    )
+    ).pipe(oneTimeSecret)
   )
 {}

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { oneTimeSecret } from "../Operation.ts"
 import { OAuthError, OAuthInvalidClient } from "./Errors.ts"
 
 const text = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
@@ -56,7 +57,7 @@ export class OAuthTokensGroup extends HttpApiGroup.make("oauthTokens")
         "issued; a used refresh token presented again revokes the grant. `scope` may narrow, never widen " +
         "(`invalid_scope`). Access tokens (`hlo_…`) last 1 hour, refresh tokens (`hlr_…`) 30 days. Other grant " +
         "types: `unsupported_grant_type`."
-    }))
+    })).pipe(oneTimeSecret)
   )
   .add(
     HttpApiEndpoint.post("revoke", "/oauth/revoke", {
@@ -67,6 +68,6 @@ export class OAuthTokensGroup extends HttpApiGroup.make("oauthTokens")
       summary: "Revoke a grant",
       description: "RFC 7009. An access or refresh token of the authenticated client revokes its whole grant (the " +
         "ApiToken of kind `oauth`): every access and refresh token of it stops working at once. 200 for an unknown token."
-    }))
+    })).pipe(oneTimeSecret)
   )
 {}

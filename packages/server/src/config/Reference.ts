@@ -6,10 +6,13 @@
 import { activityVariables } from "./ActivityConfig.ts"
 import { appVariables } from "./AppConfig.ts"
 import { domainVariables } from "./DomainConfig.ts"
+import { metricsVariables } from "./MetricsConfig.ts"
+import { oauthVariables } from "./OAuthConfig.ts"
 import { oncallVariables } from "./OncallConfig.ts"
 import { outboxVariables } from "./OutboxConfig.ts"
 import { pushVariables } from "./PushConfig.ts"
 import { rateLimitVariables } from "./RateLimitConfig.ts"
+import { throttleVariables } from "./ThrottleConfig.ts"
 import { webhookVariables } from "./WebhookConfig.ts"
 import { list, type Variable } from "./Variable.ts"
 
@@ -25,6 +28,12 @@ export const sections: ReadonlyArray<Section> = [
     title: "Server, database and logs",
     intro: "Where Herald listens, which database it uses, and how it logs.",
     variables: list(appVariables)
+  },
+  {
+    title: "Metrics",
+    intro: "Who may scrape `/metrics`. With neither set it is served on the API listener to anyone; in production " +
+      "use a separate listener on a private interface, or a token behind a public proxy (see [operations](operations.md#metrics)).",
+    variables: list(metricsVariables)
   },
   {
     title: "Push providers",
@@ -57,6 +66,18 @@ export const sections: ReadonlyArray<Section> = [
     title: "Rate limits",
     intro: "Per-token budgets of the Agent API (see [limits](limits.md)); `0` turns one off.",
     variables: list(rateLimitVariables)
+  },
+  {
+    title: "Per-address limits",
+    intro: "Budgets per client address on the routes anyone may call, the Person API and failed authentications " +
+      "(see [limits](limits.md#per-address-limits)); `0` turns one off.",
+    variables: list(throttleVariables)
+  },
+  {
+    title: "OAuth client registration",
+    intro: "Who may register a remote-tool (MCP) client and how registration is bounded (see [security](security.md) " +
+      "and [limits](limits.md)).",
+    variables: list(oauthVariables)
   },
   {
     title: "Team domain verification",

@@ -7,7 +7,7 @@
  * the secret's UTF-8 bytes, a timestamp within 5 minutes of the service's
  * clock, and a recorded delivery of this connector used at most once.
  */
-import { CallbackAccess, CallbackInvalid, NotFound } from "@herald/api"
+import { CallbackAccess, CallbackInvalid, connectorPathProblem, NotFound } from "@herald/api"
 import type { CallbackAccessRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
@@ -76,6 +76,9 @@ export class Callbacks extends Context.Service<Callbacks, {
       }
       const path = yield* repo.useDelivery(connectorId, input.deliveryId, input.bodySha256, new Date(now).toISOString())
       if (path === undefined) return yield* refuse("no unused delivery of this connector has that id and body")
+      // A path recorded before dot segments and encoded separators were refused is never handed to a gateway.
+      const unsound = connectorPathProblem(path)
+      if (unsound !== undefined) return yield* refuse(unsound)
       return new CallbackAccess({ path })
     })
 

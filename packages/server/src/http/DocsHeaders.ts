@@ -13,7 +13,7 @@
  *   and no framing of the page (`frame-ancestors 'none'`). Scalar's remote
  *   fonts are turned off, so the page loads nothing from elsewhere.
  */
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpBody, HttpEffect, HttpRouter, HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import { HttpApiScalar } from "effect/http-api"
@@ -62,17 +62,17 @@ const pageOf = (body: HttpBody.HttpBody): Page | undefined => {
   return page
 }
 
-const pathOf = (url: string) => {
-  const query = url.indexOf("?")
-  return query === -1 ? url : url.slice(0, query)
-}
-
-const secure = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {
-  const nosniff = HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff")
-  const page = docsPathSet.has(pathOf(request.url)) ? pageOf(response.body) : undefined
-  if (page === undefined) return Effect.succeed(nosniff)
-  return Effect.succeed(HttpServerResponse.setHeader(HttpServerResponse.setBody(nosniff, page.body), "content-security-policy", page.csp))
-}
+// Keyed by the route the router matched, never by the URL's spelling: every
+// spelling the router serves as a docs page (`/api/agent/docs/`, a query)
+// gets the page's headers (issue 30), and any other spelling is a 404 at the edge.
+const secure = (_request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.withFiber((fiber) => {
+    const nosniff = HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff")
+    const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)
+    const page = route !== undefined && docsPathSet.has(route.route.path) ? pageOf(response.body) : undefined
+    if (page === undefined) return Effect.succeed(nosniff)
+    return Effect.succeed(HttpServerResponse.setHeader(HttpServerResponse.setBody(nosniff, page.body), "content-security-policy", page.csp))
+  })
 
 const appendSecure = Effect.withFiber((fiber) => {
   HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, secure)

@@ -28,6 +28,9 @@
  *   a U+0000 in the URL answers 400 here;
  * - `Retry-After: 1` on a 503 that carries none (momentary unavailability,
  *   cluster/EntityCalls.ts);
+ * - `Cache-Control: no-store` and `Pragma: no-cache` on every answer of a
+ *   route whose endpoint is `OneTimeSecret` (its answer carries a secret
+ *   shown once: a token, a webhook URL, an invite code…), errors included;
  * - per-route request counts and latency histograms for `/metrics`, and an
  *   access log line at Debug whose URL shows no credential (Routes.ts;
  *   unexpected failures are logged at Error by the error reporter in
@@ -41,9 +44,17 @@ import { bodyLimitFor, MAX_BODY_BYTES } from "../config/Limits.ts"
 import { guardBody, validationFailed } from "./BodyGuard.ts"
 import { isCanonicalPath } from "./CanonicalPath.ts"
 import { routes } from "./Routes.ts"
+import { holdsSecret } from "./SecretRedaction.ts"
 import { unstorableMessage, urlHasNul } from "./StorableText.ts"
 
 const requestIdPattern = /^[\w.:@/+=-]{1,128}$/
+
+/**
+ * The request id of an answer: the caller's `X-Request-Id` when sane and not shaped like a secret (the id
+ * is on every log line of the request), otherwise a fresh one. Also used by answers given before the edge.
+ */
+export const requestIdOf = (incoming: string | undefined): string =>
+  incoming !== undefined && requestIdPattern.test(incoming) && !holdsSecret(incoming) ? incoming : randomUUID()
 
 const codeByStatus: Record<number, { code: string; error: string }> = {
   400: { code: "BAD_REQUEST", error: "The request could not be read." },
@@ -89,6 +100,10 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) => {
 /** The OAuth browser routes (oauth/) answer their own HTML pages, errors included: they leave as they are. */
 const isHtml = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag !== "Empty" && response.body.contentType?.startsWith("text/html") === true
+
+/** RFC 9111 §5.2.2.5, and `Pragma` for HTTP/1.0 caches (RFC 6749 §5.1 asks both of the token endpoint). */
+const noStore = (_request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.succeed(HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "pragma": "no-cache" }))
 
 const latencyBoundaries = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
@@ -164,13 +179,14 @@ const finish = (started: bigint, requestId: string, canonical: boolean, limit: n
 export const EdgeMiddleware = HttpRouter.middleware((httpEffect) =>
   Effect.withFiber((fiber) => {
     const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-    const incoming = request.headers["x-request-id"]
-    const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
+    const requestId = requestIdOf(request.headers["x-request-id"])
     const canonical = isCanonicalPath(request.url)
     // The route the router will reach (the same matcher): every check below is keyed by it.
     const target = canonical ? routes.find(request.method, request.url) : undefined
     const limit = bodyLimitFor(target?.route.path)
     HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, finish(fiber.getRef(Clock.Clock).currentTimeNanosUnsafe(), requestId, canonical, limit))
+    // After `finish`, which may replace the response: whatever leaves a secret's route is never cached.
+    if (target?.route.noStore === true) HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, noStore)
     // Every log line of the request carries its id. Set on the request's own
     // context (the request frame restores the outer context when it ends), not
     // through a wrapping effect, so the router's RouteContext is still there

@@ -4,18 +4,20 @@
  * at start from the three HttpApi definitions plus the operator and docs
  * routes beside them. The edge reads a request's route from it before the
  * router runs, so the body limit, the inbound token's shape check, the body
- * guard and log redaction follow the route the request will reach — never a
+ * guard, log redaction and `no-store` on answers that carry a secret follow
+ * the route the request will reach — never a
  * prefix of its URL — and 405's `Allow` lists the methods of the path's
  * routes.
  */
-import { AgentApi, AppApi, HooksApi, OAuthApi, SignInToken, WebhookToken } from "@herald/api"
+import { AgentApi, AppApi, HooksApi, OAuthApi, OneTimeSecret, SignInToken, WebhookToken } from "@herald/api"
 import { FindMyWay } from "effect/http"
 import { HttpApi, HttpApiMiddleware } from "effect/http-api"
 import type { HttpApiGroup } from "effect/http-api"
-import { SchemaAST } from "effect"
+import { Context, SchemaAST } from "effect"
 import type { Schema } from "effect"
 import type { SecretKind } from "../auth/Secrets.ts"
 import { MCP_PATH } from "../oauth/McpScopes.ts"
+import { redactSecrets } from "./SecretRedaction.ts"
 
 /**
  * How the router matches (runtime/Server.ts): case-sensitive, `//` not
@@ -45,6 +47,8 @@ export interface Route {
   readonly secret?: { readonly param: string; readonly kind: SecretKind } | undefined
   /** Query parameters that are credentials (`GET /oauth/sign-in`'s `token`): a log line shows `…` for their values. */
   readonly secretQuery?: ReadonlyArray<string> | undefined
+  /** The endpoint is `OneTimeSecret` (its answer carries a secret shown once): every answer is `Cache-Control: no-store`. */
+  readonly noStore?: boolean | undefined
 }
 
 /** Routes served beside the HttpApis (http/Ops.ts, the OpenAPI documents and docs UIs of runtime/Server.ts). */
@@ -75,7 +79,7 @@ export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constrai
   const routes: Array<Route> = []
   HttpApi.reflect(api, {
     onGroup() {},
-    onEndpoint({ endpoint, middleware }) {
+    onEndpoint({ endpoint, mergedAnnotations, middleware }) {
       // The endpoint's params struct keeps each field's schema AST as declared.
       const ast = endpoint.params?.ast
       const fields = ast !== undefined && SchemaAST.isObjects(ast) ? ast.propertySignatures : []
@@ -90,7 +94,8 @@ export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constrai
         path: endpoint.path,
         secured: [...middleware].some(HttpApiMiddleware.isSecurity),
         secret,
-        ...(secretQuery.length > 0 ? { secretQuery } : {})
+        ...(secretQuery.length > 0 ? { secretQuery } : {}),
+        ...(Context.getOrUndefined(mergedAnnotations, OneTimeSecret) === true ? { noStore: true } : {})
       })
     }
   })
@@ -160,9 +165,10 @@ export const makeRoutes = (routes: ReadonlyArray<Route>) => {
     const segments = (query === -1 ? url : url.slice(0, query)).split("/")
     if (matched !== undefined) {
       const search = query === -1 ? "" : redactQuery(url.slice(query), matched.route.secretQuery)
-      if (matched.route.secret === undefined) return (query === -1 ? url : url.slice(0, query)) + search
+      // And any value shaped like a Herald secret, wherever it is (SecretRedaction.ts).
+      if (matched.route.secret === undefined) return redactSecrets((query === -1 ? url : url.slice(0, query)) + search)
       const at = matched.route.path.split("/").indexOf(`:${matched.route.secret.param}`)
-      return segments.map((s, i) => i === at ? redacted : s).join("/") + search
+      return redactSecrets(segments.map((s, i) => i === at ? redacted : s).join("/") + search)
     }
     return segments.map((s) => s === "" || literals.has(s) ? s : redacted).join("/") + (query === -1 ? "" : "?" + redacted)
   }

@@ -3,15 +3,36 @@
  * another account's package is never found (404). The archive is a `bytea`
  * of the request's exact bytes, read back only by the archive route.
  */
-import { MiniAppManifest, MiniAppPackage, MiniAppReviewState } from "@herald/api"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { MiniAppManifest, MiniAppPackage, MiniAppReviewState, TapUrl } from "@herald/api"
+import { Context, Effect, Layer, Option, Schema, SchemaGetter } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+
+const isTapUrl = Schema.is(TapUrl)
+
+/**
+ * A stored manifest as it reads today: a `privacyUrl` or `supportUrl` the
+ * link rule refuses since (issue 30: `javascript:`, `data:`, …) was accepted
+ * before it, and is left out rather than shown, so the package still reads.
+ */
+const withoutRefusedLinks = (stored: unknown): unknown => {
+  if (typeof stored !== "object" || stored === null) return stored
+  const manifest: Record<string, unknown> = { ...stored }
+  for (const key of ["privacyUrl", "supportUrl"]) {
+    if (key in manifest && !isTapUrl(manifest[key])) delete manifest[key]
+  }
+  return manifest
+}
+
+const StoredManifest = Schema.Unknown.pipe(Schema.decodeTo(MiniAppManifest, {
+  decode: SchemaGetter.transform(withoutRefusedLinks as (stored: unknown) => typeof MiniAppManifest.Encoded),
+  encode: SchemaGetter.transform((manifest): unknown => manifest)
+}))
 
 /** A package row, without its archive bytes. */
 export const PackageRow = Schema.Struct({
   id: Schema.String,
   userId: Schema.String,
-  manifest: MiniAppManifest,
+  manifest: StoredManifest,
   archiveBytes: Schema.Number,
   archiveSha256: Schema.String,
   signature: Schema.String,

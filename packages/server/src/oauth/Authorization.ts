@@ -4,8 +4,11 @@
  * RFC 8707 resource), show the consent page to the signed-in person, check
  * the form they post back (session, CSRF token, the request again) and
  * issue a one-time code. A request whose client or redirect URI cannot be
- * trusted answers an error page, never a redirect (an open redirector);
- * every other refusal goes back to the client's redirect URI.
+ * trusted answers an error page, never a redirect (an open redirector).
+ * Other refusals go back to the client's redirect URI only when the client
+ * is trusted — a person approved it before, or the operator registered it —
+ * since anyone can register a client with any redirect URI (RFC 9700
+ * §4.11.2); for any other client they are the error page too.
  */
 import type { AuthorizeQuery, ConsentForm, OAuthErrorCode, Scope } from "@herald/api"
 import { Context, Data, Effect, Layer, Option } from "effect"
@@ -85,8 +88,16 @@ export class Authorization extends Context.Service<Authorization, {
         return yield* new PageRefusal({ status: 400, title: "Wrong redirect address", message: "The redirect_uri of this request is not one the application registered. Nothing was shared." })
       }
       const state = query.state
+      const trusted = client.value.approvedAt !== null || client.value.registeredVia === "operator"
       const refuse = (error: OAuthErrorCode, description: string) =>
-        new RedirectRefusal({ redirectUri, state: state !== undefined && state.length <= MAX_STATE_LENGTH ? state : undefined, error, description })
+        trusted
+          ? new RedirectRefusal({ redirectUri, state: state !== undefined && state.length <= MAX_STATE_LENGTH ? state : undefined, error, description })
+          : new PageRefusal({
+            status: 400,
+            title: "Invalid authorization request",
+            message: `The application sent a request Herald cannot accept (${error}: ${description}). ` +
+              "It has not been approved here before, so you are not sent back to it. Nothing was shared."
+          })
       if (state !== undefined && state.length > MAX_STATE_LENGTH) return yield* refuse("invalid_request", `state is at most ${MAX_STATE_LENGTH} characters`)
       if (query.response_type !== "code") return yield* refuse("unsupported_response_type", "response_type must be code")
       if (query.code_challenge === undefined) return yield* refuse("invalid_request", "code_challenge is required (PKCE S256)")
@@ -163,6 +174,8 @@ export class Authorization extends Context.Service<Authorization, {
       if (unrequested.length > 0) return back({ error: "invalid_scope", error_description: `not requested: ${unrequested.join(" ")}` })
       if (checked.length === 0) return back({ error: "access_denied", error_description: "No scope was approved." })
       const code = generateSecret("hla")
+      // The first approval makes the client trusted (error redirects, kept by the sweep while it has grants).
+      yield* clients.markApproved(valid.client.id)
       yield* grants.insertCode({
         codeHash: hashSecret(code),
         clientId: valid.client.id,

@@ -1,13 +1,18 @@
 /**
  * SQL of registered OAuth clients (dynamic client registration): insert, find
- * by id, and the sweep of clients nobody approved — registration is
- * unauthenticated, so unclaimed rows must not pile up.
+ * by id, the first approval, the count of clients waiting for one, and the
+ * sweep of clients nobody approved — registration is unauthenticated, so
+ * unclaimed rows must not pile up.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { TokenEndpointAuthMethod } from "@herald/api"
 
 /** What registration writes: the client's metadata, its secret as a hash (or none for a public client). */
+/** How a client was registered: by anyone, with the initial access token, or by the operator's command. */
+export const RegisteredVia = Schema.Literals(["open", "token", "operator"])
+export type RegisteredVia = typeof RegisteredVia.Type
+
 export const NewClient = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -15,11 +20,17 @@ export const NewClient = Schema.Struct({
   tokenEndpointAuthMethod: TokenEndpointAuthMethod,
   secretHash: Schema.NullOr(Schema.String),
   clientUri: Schema.NullOr(Schema.String),
-  scope: Schema.NullOr(Schema.String)
+  scope: Schema.NullOr(Schema.String),
+  registeredVia: RegisteredVia
 })
 export type NewClient = typeof NewClient.Type
 
-export const ClientRow = Schema.Struct({ ...NewClient.fields, createdAt: Schema.String })
+export const ClientRow = Schema.Struct({
+  ...NewClient.fields,
+  createdAt: Schema.String,
+  /** When a person first approved it (consent issued a code); null until then. */
+  approvedAt: Schema.NullOr(Schema.String)
+})
 export type ClientRow = typeof ClientRow.Type
 
 const Count = Schema.Struct({ count: Schema.Number })
@@ -27,20 +38,32 @@ const Count = Schema.Struct({ count: Schema.Number })
 export class ClientsRepo extends Context.Service<ClientsRepo, {
   readonly insert: (client: NewClient) => Effect.Effect<ClientRow>
   readonly find: (id: string) => Effect.Effect<Option.Option<ClientRow>>
-  /** Deletes up to `limit` clients older than `olderThanSeconds` that no grant was ever issued to; how many. */
-  readonly deleteUnclaimed: (olderThanSeconds: number, limit: number) => Effect.Effect<number>
+  /** Records the first approval; later ones keep the first time. */
+  readonly markApproved: (id: string) => Effect.Effect<void>
+  /** How many clients wait for a first approval (operator-registered ones aside), counted up to `upTo`. */
+  readonly countUnapproved: (upTo: number) => Effect.Effect<number>
+  /**
+   * Deletes up to `limit` clients without a grant (operator-registered ones aside): those never approved
+   * older than `unapprovedSeconds`, the others older than `unclaimedSeconds`; how many.
+   */
+  readonly deleteUnclaimed: (options: { readonly unapprovedSeconds: number; readonly unclaimedSeconds: number; readonly limit: number }) => Effect.Effect<number>
+  /** Revokes the client's live grants (every node's revocation poll then evicts their tokens); how many. */
+  readonly revokeGrants: (id: string) => Effect.Effect<number>
+  /** Deletes a client (its grants and codes go with it); false when there is none. */
+  readonly remove: (id: string) => Effect.Effect<boolean>
 }>()("herald/oauth/ClientsRepo") {
   static readonly layer = Layer.effect(ClientsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const columns = sql`id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope, created_at`
+    const columns = sql`id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope, registered_via,
+                        created_at, approved_at`
 
     const insert = SqlSchema.findOne({
       Request: NewClient,
       Result: ClientRow,
       execute: (c) =>
-        sql`INSERT INTO oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope)
+        sql`INSERT INTO oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope, registered_via)
             VALUES (${c.id}, ${c.name}, ${c.redirectUris}::text[], ${c.tokenEndpointAuthMethod}, ${c.secretHash},
-                    ${c.clientUri}, ${c.scope})
+                    ${c.clientUri}, ${c.scope}, ${c.registeredVia})
             RETURNING ${columns}`
     })
 
@@ -50,25 +73,59 @@ export class ClientsRepo extends Context.Service<ClientsRepo, {
       execute: (id) => sql`SELECT ${columns} FROM oauth_clients WHERE id = ${id}`
     })
 
-    const deleteUnclaimed = SqlSchema.findOne({
-      Request: Schema.Struct({ olderThanSeconds: Schema.Number, limit: Schema.Number }),
+    const markApproved = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`UPDATE oauth_clients SET approved_at = now() WHERE id = ${id} AND approved_at IS NULL`
+    })
+
+    // Bounded by LIMIT over the partial index oauth_clients_unapproved_idx: the cost is that of the cap, not of the table.
+    const countUnapproved = SqlSchema.findOne({
+      Request: Schema.Number,
       Result: Count,
-      execute: ({ limit, olderThanSeconds }) =>
+      execute: (upTo) =>
+        sql`SELECT count(*)::int AS count FROM (
+              SELECT 1 FROM oauth_clients WHERE approved_at IS NULL AND registered_via <> 'operator' LIMIT ${upTo}) u`
+    })
+
+    // Operator-registered clients stay until the operator deletes them: registration may be closed, so nothing
+    // would bring them back. A client that ever had a grant (an api_tokens row, revoked ones too) stays as before.
+    const deleteUnclaimed = SqlSchema.findOne({
+      Request: Schema.Struct({ unapprovedSeconds: Schema.Number, unclaimedSeconds: Schema.Number, limit: Schema.Number }),
+      Result: Count,
+      execute: ({ limit, unapprovedSeconds, unclaimedSeconds }) =>
         sql`WITH d AS (
               DELETE FROM oauth_clients WHERE id IN (
                 SELECT c.id FROM oauth_clients c
-                WHERE c.created_at < now() - make_interval(secs => ${olderThanSeconds})
+                WHERE c.registered_via <> 'operator'
+                  AND ((c.approved_at IS NULL AND c.created_at < now() - make_interval(secs => ${unapprovedSeconds}))
+                       OR c.created_at < now() - make_interval(secs => ${unclaimedSeconds}))
                   AND NOT EXISTS (SELECT 1 FROM api_tokens t WHERE t.oauth_client_id = c.id)
                 LIMIT ${limit})
               RETURNING 1)
             SELECT count(*)::int AS count FROM d`
     })
 
+    const revokeGrants = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ one: Schema.Number }),
+      execute: (id) =>
+        sql`UPDATE api_tokens SET revoked_at = now() WHERE oauth_client_id = ${id} AND revoked_at IS NULL RETURNING 1 AS one`
+    })
+
+    const remove = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ one: Schema.Number }),
+      execute: (id) => sql`DELETE FROM oauth_clients WHERE id = ${id} RETURNING 1 AS one`
+    })
+
     return ClientsRepo.of({
       insert: (client) => insert(client).pipe(Effect.orDie),
       find: (id) => find(id).pipe(Effect.orDie),
-      deleteUnclaimed: (olderThanSeconds, limit) =>
-        deleteUnclaimed({ olderThanSeconds, limit }).pipe(Effect.map((r) => r.count), Effect.orDie)
+      markApproved: (id) => markApproved(id).pipe(Effect.orDie),
+      countUnapproved: (upTo) => countUnapproved(upTo).pipe(Effect.map((r) => r.count), Effect.orDie),
+      deleteUnclaimed: (options) => deleteUnclaimed(options).pipe(Effect.map((r) => r.count), Effect.orDie),
+      revokeGrants: (id) => revokeGrants(id).pipe(Effect.map((rows) => rows.length), Effect.orDie),
+      remove: (id) => remove(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
     })
   }))
 }

@@ -1,59 +1,51 @@
 /**
  * Registered OAuth clients: the registration rules (RFC 7591 with OAuth 2.1's
- * redirect-URI rules), lookup, and client authentication at the token and
+ * redirect-URI rules, RedirectUris.ts), who may register (the operator's
+ * switch: open, an initial access token, or closed), the bounds on what
+ * anonymous registration can store (a global rate, a cap on clients waiting
+ * for a first approval), lookup, and client authentication at the token and
  * revocation endpoints per the client's registered method.
  */
 import {
   ClientRegistered,
   OAUTH_MAX_CLIENT_NAME,
-  OAUTH_MAX_REDIRECT_URIS,
   OAUTH_MAX_URI_LENGTH,
+  OAuthAccessDenied,
   OAuthError,
   oauthError,
   OAuthInvalidClient,
+  OAuthInvalidToken,
   Scopes
 } from "@herald/api"
 import type { RegisterClientRequest, Scope, TokenEndpointAuthMethod } from "@herald/api"
-import { Context, Effect, Layer, Option } from "effect"
-import { timingSafeEqual } from "node:crypto"
+import { Clock, Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
+import { Gcra } from "../billing/Gcra.ts"
+import { OAuthConfig } from "../config/OAuthConfig.ts"
 import { makeId } from "../lib/Ids.ts"
 import { ClientsRepo } from "./ClientsRepo.ts"
-import type { ClientRow } from "./ClientsRepo.ts"
-import { UNCLAIMED_CLIENT_TTL_SECONDS } from "./Lifetimes.ts"
+import type { ClientRow, RegisteredVia } from "./ClientsRepo.ts"
+import { SWEEP_EVERY_SECONDS, UNCLAIMED_CLIENT_TTL_SECONDS } from "./Lifetimes.ts"
+import { CONTROL, redirectUrisProblem } from "./RedirectUris.ts"
 
 /** The longest `scope` string read (22 scopes fit in far less). */
 export const MAX_SCOPE_LENGTH = 1000
 
 const DEFAULT_CLIENT_NAME = "Unnamed client"
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
-// Schemes a browser runs or reads locally, or that are not redirect targets at all.
-const REFUSED_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:", "filesystem:", "ws:", "wss:", "ftp:", "mailto:", "tel:", "sms:"])
-const PRIVATE_SCHEME = /^[a-z][a-z0-9+.-]*:$/
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/
 
-/** Why a redirect URI is refused, or undefined when it is acceptable. */
-export const redirectUriProblem = (uri: unknown): string | undefined => {
-  if (typeof uri !== "string" || uri.length === 0) return "each redirect URI must be a non-empty string"
-  if (uri.length > OAUTH_MAX_URI_LENGTH) return `a redirect URI is at most ${OAUTH_MAX_URI_LENGTH} characters`
-  if (CONTROL.test(uri) || uri.includes(" ")) return "a redirect URI has no spaces or control characters"
-  if (uri.includes("#")) return "a redirect URI has no fragment"
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return `not an absolute URI: ${uri}`
-  }
-  const scheme = url.protocol.toLowerCase()
-  if (REFUSED_SCHEMES.has(scheme)) return `the ${scheme} scheme is not allowed`
-  if (scheme === "https:" || scheme === "http:") {
-    if (url.username !== "" || url.password !== "") return "a redirect URI has no user information"
-    if (scheme === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) return "http is allowed only for a loopback host (localhost, 127.0.0.1, [::1]); use https"
-    return undefined
-  }
-  return PRIVATE_SCHEME.test(scheme) ? undefined : `the scheme ${scheme} is not allowed`
-}
+/** How the operator registers a client when registration is closed (the 403 says it). */
+export const OPERATOR_REGISTRATION_HINT =
+  "herald admin oauth-client create --name NAME --redirect-uri URI (repeat --redirect-uri for more; --auth-method none for a client without a secret)"
+
+/** Registration is bounded right now (the global rate or the cap): the handler answers 429 with `Retry-After`. */
+export class RegistrationThrottled extends Data.TaggedError("RegistrationThrottled")<{
+  readonly description: string
+  readonly retryAfterSeconds: number
+}> {}
+
+/** What a registration may fail with. */
+export type RegisterError = OAuthError | OAuthInvalidToken | OAuthAccessDenied | RegistrationThrottled
 
 /** The scopes of a space-separated `scope` string, or the unknown names. */
 export const parseScopes = (scope: string): { readonly scopes: ReadonlyArray<Scope> } | { readonly unknown: ReadonlyArray<string> } => {
@@ -71,6 +63,10 @@ const isHttpsUrl = (value: string) => {
 }
 
 const metadataError = (description: string) => oauthError("invalid_client_metadata", description)
+
+/** SHA-256 of both sides first: equal lengths for timingSafeEqual whatever was sent, so the time says nothing. */
+const sameToken = (expected: Redacted.Redacted<string>, given: string) =>
+  timingSafeEqual(createHash("sha256").update(Redacted.value(expected)).digest(), createHash("sha256").update(given).digest())
 
 const sameSecret = (hash: string, secret: string) => {
   const a = Buffer.from(hash)
@@ -102,25 +98,31 @@ const basicCredentials = (authorization: string): { id: string; secret: string }
 }
 
 export class OAuthClients extends Context.Service<OAuthClients, {
-  readonly register: (request: RegisterClientRequest) => Effect.Effect<ClientRegistered, OAuthError>
+  /** `POST /oauth/register`: `authorization` is the request's `Authorization` header (the initial access token). */
+  readonly register: (request: RegisterClientRequest, authorization: string | undefined) => Effect.Effect<ClientRegistered, RegisterError>
+  /** `herald admin oauth-client create`: the same rules, no switch or bound; the client is trusted (operator-registered). */
+  readonly registerAsOperator: (request: RegisterClientRequest) => Effect.Effect<ClientRegistered, OAuthError>
   readonly find: (clientId: string) => Effect.Effect<Option.Option<ClientRow>>
+  /** Records that a person approved the client (consent issued a code). */
+  readonly markApproved: (clientId: string) => Effect.Effect<void>
+  /** Deletes a client with its grants; false when there is none. */
+  readonly remove: (clientId: string) => Effect.Effect<boolean>
   /** The client a token or revocation request authenticates as, per its registered method. */
   readonly authenticate: (credentials: ClientCredentials) => Effect.Effect<ClientRow, OAuthInvalidClient>
-  /** Deletes clients nobody approved within 24 hours; how many. */
+  /** Deletes up to `limit` clients nobody approved within the short TTL, or without a grant for 24 hours; how many. */
   readonly sweepUnclaimed: (limit: number) => Effect.Effect<number>
 }>()("herald/oauth/OAuthClients") {
   static readonly layerNoDeps = Layer.effect(OAuthClients, Effect.gen(function*() {
     const repo = yield* ClientsRepo
+    const config = yield* OAuthConfig
+    // One key: every caller together. In memory on each node, like the per-token limits (a restart forgets it).
+    const globalLimit = config.registrationsPerMinute > 0 ? new Gcra(config.registrationsPerMinute) : undefined
 
-    const register = Effect.fn("OAuthClients.register")(function*(request: RegisterClientRequest) {
+    /** Checks the metadata, then `admit` (the bounds, for anonymous registration), then stores the client. */
+    const insert = <E>(request: RegisterClientRequest, via: RegisteredVia, admit: Effect.Effect<void, E>) => Effect.gen(function*() {
       const uris = request.redirect_uris
-      if (!Array.isArray(uris) || uris.length === 0 || uris.length > OAUTH_MAX_REDIRECT_URIS) {
-        return yield* oauthError("invalid_redirect_uri", `redirect_uris must be an array of 1 to ${OAUTH_MAX_REDIRECT_URIS} URIs`)
-      }
-      for (const uri of uris) {
-        const problem = redirectUriProblem(uri)
-        if (problem !== undefined) return yield* oauthError("invalid_redirect_uri", problem)
-      }
+      const uriProblem = redirectUrisProblem(uris, config.extraPrivateSchemes)
+      if (uriProblem !== undefined) return yield* oauthError("invalid_redirect_uri", uriProblem)
       const redirectUris = [...new Set(uris as ReadonlyArray<string>)]
 
       const name = request.client_name ?? DEFAULT_CLIENT_NAME
@@ -128,7 +130,7 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         return yield* metadataError(`client_name must be 1 to ${OAUTH_MAX_CLIENT_NAME} characters without control characters`)
       }
       const clientUri = request.client_uri ?? null
-      if (clientUri !== null && (typeof clientUri !== "string" || clientUri.length > OAUTH_MAX_URI_LENGTH || !isHttpsUrl(clientUri))) {
+      if (clientUri !== null && (typeof clientUri !== "string" || clientUri.length > OAUTH_MAX_URI_LENGTH || CONTROL.test(clientUri) || !isHttpsUrl(clientUri))) {
         return yield* metadataError(`client_uri must be an https URL of at most ${OAUTH_MAX_URI_LENGTH} characters`)
       }
       const grantTypes = request.grant_types ?? ["authorization_code", "refresh_token"]
@@ -157,6 +159,8 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         scope = parsed.scopes.length === 0 ? null : parsed.scopes.join(" ")
       }
 
+      // Bounds after the checks: a malformed request stores nothing, so it does not spend the shared budget.
+      yield* admit
       const secret = method === "none" ? undefined : generateSecret("hlc")
       const row = yield* repo.insert({
         id: yield* makeId("ocl"),
@@ -165,7 +169,8 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
         secretHash: secret === undefined ? null : hashSecret(secret),
         clientUri,
-        scope
+        scope,
+        registeredVia: via
       })
       return new ClientRegistered({
         client_id: row.id,
@@ -179,6 +184,51 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         token_endpoint_auth_method: row.tokenEndpointAuthMethod,
         ...(row.scope === null ? {} : { scope: row.scope })
       })
+    }).pipe(Effect.withSpan("OAuthClients.insert"))
+
+    /** The global rate, then the cap on clients waiting for a first approval (counted up to the cap only). */
+    const admitAnonymous: Effect.Effect<void, RegistrationThrottled> = Effect.gen(function*() {
+      if (globalLimit !== undefined) {
+        const now = yield* Clock.currentTimeMillis
+        const decision = globalLimit.check("register", now)
+        if (!decision.allowed) {
+          const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+          return yield* new RegistrationThrottled({
+            description: `Client registrations on this server are at their limit (${config.registrationsPerMinute} a minute); retry in ${retryAfterSeconds} s.`,
+            retryAfterSeconds
+          })
+        }
+        globalLimit.commit("register", decision.next)
+      }
+      // Concurrent registrations may pass the count together and overshoot by a few: the cap bounds the disk, not exactly.
+      if (config.maxUnapprovedClients > 0 && (yield* repo.countUnapproved(config.maxUnapprovedClients)) >= config.maxUnapprovedClients) {
+        return yield* new RegistrationThrottled({
+          description: "Too many registered clients are waiting for a first approval on this server; retry later.",
+          // Nothing frees a place before the next sweep, unless a person approves one of them.
+          retryAfterSeconds: SWEEP_EVERY_SECONDS
+        })
+      }
+    })
+
+    const register = Effect.fn("OAuthClients.register")(function*(request: RegisterClientRequest, authorization: string | undefined) {
+      if (config.registration === "closed") {
+        return yield* new OAuthAccessDenied({
+          error: "access_denied",
+          error_description: `Client registration is closed on this server. The operator registers a client with: ${OPERATOR_REGISTRATION_HINT}`
+        })
+      }
+      let via: RegisteredVia = "open"
+      if (config.registration === "token") {
+        const bearer = authorization === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1]
+        if (bearer === undefined || Option.isNone(config.registrationToken) || !sameToken(config.registrationToken.value, bearer)) {
+          return yield* new OAuthInvalidToken({
+            error: "invalid_token",
+            error_description: "Registration needs the operator's initial access token: Authorization: Bearer <token> (RFC 7591 §3)."
+          })
+        }
+        via = "token"
+      }
+      return yield* insert(request, via, admitAnonymous)
     })
 
     const invalidClient = (description: string) => new OAuthInvalidClient({ error: "invalid_client", error_description: description })
@@ -219,11 +269,21 @@ export class OAuthClients extends Context.Service<OAuthClients, {
 
     return OAuthClients.of({
       register,
+      registerAsOperator: (request) => insert(request, "operator", Effect.void),
       find: (clientId) => clientId.length > 100 ? Effect.succeed(Option.none()) : repo.find(clientId),
+      markApproved: repo.markApproved,
+      // Deleting the rows alone would leave their tokens in every node's credential cache (10 minutes): revoke
+      // first, give the revocation polls (every 250 ms) time to see it, then delete.
+      remove: (clientId) =>
+        clientId.length > 100 ? Effect.succeed(false) : repo.revokeGrants(clientId).pipe(
+          Effect.flatMap((revoked) => revoked > 0 ? Effect.sleep("2 seconds") : Effect.void),
+          Effect.andThen(repo.remove(clientId))
+        ),
       authenticate,
-      sweepUnclaimed: (limit) => repo.deleteUnclaimed(UNCLAIMED_CLIENT_TTL_SECONDS, limit)
+      sweepUnclaimed: (limit) =>
+        repo.deleteUnclaimed({ unapprovedSeconds: config.unapprovedClientTtlSeconds, unclaimedSeconds: UNCLAIMED_CLIENT_TTL_SECONDS, limit })
     })
   }))
 
-  static readonly layer = OAuthClients.layerNoDeps.pipe(Layer.provide(ClientsRepo.layer))
+  static readonly layer = OAuthClients.layerNoDeps.pipe(Layer.provide([ClientsRepo.layer, OAuthConfig.layer]))
 }

@@ -1,15 +1,26 @@
 /**
  * Handlers of the OAuth routes (OAuthApi): the discovery documents, client
  * registration, the authorization endpoint (HTML or redirects) and the
- * token and revocation endpoints (`Cache-Control: no-store`: they carry
- * secrets). The sign-in route is signInHttp.ts.
+ * token and revocation endpoints. Registration, token and revocation answers
+ * are `Cache-Control: no-store` (RFC 6749 §5.1), errors included: their
+ * endpoints are `OneTimeSecret`, which the edge reads (http/Edge.ts). The
+ * sign-in route is signInHttp.ts.
  */
-import { AuthorizationServerMetadata, OAuthApi, oauthError, OAuthRequestErrors, ProtectedResourceMetadata, Scopes } from "@herald/api"
+import {
+  AuthorizationServerMetadata,
+  OAuthApi,
+  oauthError,
+  OAuthRequestErrors,
+  OAuthTemporarilyUnavailable,
+  ProtectedResourceMetadata,
+  Scopes
+} from "@herald/api"
 import { Effect } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
 import { issuesOf } from "../http/RequestErrors.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { OAuthConfig } from "../config/OAuthConfig.ts"
 import { Authorization } from "./Authorization.ts"
 import { signedIn } from "./BrowserSession.ts"
 import { Credentials } from "../auth/Credentials.ts"
@@ -19,11 +30,13 @@ import { Tokens } from "./Tokens.ts"
 
 export const OAuthMetadataHandlers = HttpApiBuilder.group(OAuthApi, "oauthMetadata", Effect.fn(function*(handlers) {
   const { publicUrl } = yield* AppConfig
+  const { registration } = yield* OAuthConfig
   const server = new AuthorizationServerMetadata({
     issuer: publicUrl,
     authorization_endpoint: `${publicUrl}/oauth/authorize`,
     token_endpoint: `${publicUrl}/oauth/token`,
-    registration_endpoint: `${publicUrl}/oauth/register`,
+    // Closed: no client should try (RFC 8414 §2 makes it optional). Token mode still lists it: RFC 7591 §3.
+    ...(registration === "closed" ? {} : { registration_endpoint: `${publicUrl}/oauth/register` }),
     revocation_endpoint: `${publicUrl}/oauth/revoke`,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
@@ -48,9 +61,37 @@ export const OAuthMetadataHandlers = HttpApiBuilder.group(OAuthApi, "oauthMetada
     .handle("protectedResource", () => Effect.succeed(resource))
 }))
 
+/** A header on this request's answer, whatever it is (errors included). */
+const answerHeader = (name: string, value: string): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, name, value)))
+    return Effect.void
+  })
+
 export const OAuthClientsHandlers = HttpApiBuilder.group(OAuthApi, "oauthClients", Effect.fn(function*(handlers) {
   const clients = yield* OAuthClients
-  return handlers.handle("register", ({ payload }) => clients.register(payload))
+  return handlers.handle("register", ({ payload, request }) => {
+    const authorization = request.headers["authorization"]
+    return clients.register(payload, authorization).pipe(
+      Effect.catchTags({
+        // RFC 6585 §4 / RFC 9110 §10.2.3: how long to wait, in seconds.
+        RegistrationThrottled: (e) =>
+          Effect.andThen(
+            answerHeader("retry-after", String(e.retryAfterSeconds)),
+            Effect.fail(new OAuthTemporarilyUnavailable({ error: "temporarily_unavailable", error_description: e.description }))
+          ),
+        // RFC 6750 §3.1: a challenge; its error code only when a token was sent (none: the client did not know).
+        OAuthInvalidToken: (e) =>
+          Effect.andThen(
+            answerHeader(
+              "www-authenticate",
+              authorization === undefined ? "Bearer realm=\"herald\"" : "Bearer realm=\"herald\", error=\"invalid_token\""
+            ),
+            Effect.fail(e)
+          )
+      })
+    )
+  })
 }))
 
 export const OAuthAuthorizeHandlers = HttpApiBuilder.group(OAuthApi, "oauthAuthorize", Effect.fn(function*(handlers) {
@@ -63,13 +104,6 @@ export const OAuthAuthorizeHandlers = HttpApiBuilder.group(OAuthApi, "oauthAutho
     .handle("decide", ({ payload, request }) =>
       Effect.flatMap(session(request), (who) => authorization.decide(payload, who)))
 }))
-
-/** Every answer of the token and revocation endpoints is `no-store` (RFC 6749 §5.1), errors included. */
-const noStore: Effect.Effect<void> = Effect.withFiber((fiber) => {
-  HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
-    Effect.succeed(HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "pragma": "no-cache" })))
-  return Effect.void
-})
 
 /**
  * RFC 6749 §5.2: a client that tried `Authorization: Basic` and failed is
@@ -98,14 +132,12 @@ export const OAuthTokensHandlers = HttpApiBuilder.group(OAuthApi, "oauthTokens",
   const tokens = yield* Tokens
   return handlers
     .handle("token", ({ payload, request }) =>
-      noStore.pipe(
-        Effect.andThen(clients.authenticate(credentialsOf(request, payload))),
+      clients.authenticate(credentialsOf(request, payload)).pipe(
         Effect.flatMap((client) => tokens.exchange(client, payload)),
         challengeBasic(request)
       ))
     .handle("revoke", ({ payload, request }) =>
       Effect.gen(function*() {
-        yield* noStore
         const client = yield* clients.authenticate(credentialsOf(request, payload))
         if (payload.token !== undefined && payload.token.length <= 200) yield* tokens.revoke(client, payload.token)
       }).pipe(challengeBasic(request)))

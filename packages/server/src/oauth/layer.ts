@@ -1,6 +1,7 @@
-/** The OAuth services over their SQL, Identity (revocation) and the server's CSRF key. */
+/** The OAuth services over their SQL, Identity (revocation), the server's CSRF key and the OAuth settings. */
 import { Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { OAuthConfig } from "../config/OAuthConfig.ts"
 import { ServerSecrets } from "../db/ServerSecrets.ts"
 import { Authorization } from "./Authorization.ts"
 import { ClientsRepo } from "./ClientsRepo.ts"
@@ -12,5 +13,5 @@ import { Tokens } from "./Tokens.ts"
 /** Needs Identity (and its Credentials) and SqlClient. */
 export const OAuthLayer = Layer.mergeAll(Authorization.layerNoDeps, Tokens.layerNoDeps, OAuthSweep.layerNoDeps).pipe(
   Layer.provideMerge(OAuthClients.layerNoDeps),
-  Layer.provideMerge(Layer.mergeAll(ClientsRepo.layer, GrantsRepo.layer, ServerSecrets.layer, AppConfig.layer))
+  Layer.provideMerge(Layer.mergeAll(ClientsRepo.layer, GrantsRepo.layer, ServerSecrets.layer, AppConfig.layer, OAuthConfig.layer))
 )

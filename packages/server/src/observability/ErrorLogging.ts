@@ -14,7 +14,13 @@ const clientHttpError = (error: object): boolean =>
   ["RequestParseError", "RouteNotFound"].includes(String((error as { reason?: { _tag?: unknown } }).reason?._tag))
 
 // The OAuth routes' refusals (RFC 6749 `{error, error_description}`, no `code`): a client's mistake, not ours.
-const oauthRefusals: ReadonlySet<unknown> = new Set(["OAuthError", "OAuthInvalidClient"])
+const oauthRefusals: ReadonlySet<unknown> = new Set([
+  "OAuthError",
+  "OAuthInvalidClient",
+  "OAuthInvalidToken",
+  "OAuthAccessDenied",
+  "OAuthTemporarilyUnavailable"
+])
 
 const expectedStatus = (error: unknown): boolean => {
   if (typeof error !== "object" || error === null) return false

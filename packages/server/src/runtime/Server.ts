@@ -5,18 +5,20 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { AgentApi, AppApi, HooksApi, OAuthApi } from "@herald/api"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { AgentAuthLive } from "../auth/AgentAuthLive.ts"
 import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { MetricsConfig } from "../config/MetricsConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
 import { MigrationsLayer } from "../db/Migrations.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { answerClientErrors } from "../http/ClientErrors.ts"
 import { DocsPages } from "../http/DocsHeaders.ts"
+import { AddressThrottle, AddressThrottleMiddleware } from "../http/AddressThrottle.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
 import { routerConfig } from "../http/Routes.ts"
@@ -37,6 +39,7 @@ import { BillingHandlers } from "../billing/http.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
+import { MetricsListener, MetricsListenerLayer } from "./MetricsListener.ts"
 import { WorkersLayer } from "./Workers.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
@@ -193,14 +196,23 @@ export const CapabilitiesLayer = Layer.mergeAll(
   ConnectorsLayer,
   SignInLinks.layer.pipe(Layer.provide(MessagingLayer)),
   OAuthLayer.pipe(Layer.provide(MessagingLayer)),
-  McpSessions.layer.pipe(Layer.provide(MessagingLayer))
+  McpSessions.layer.pipe(Layer.provide(MessagingLayer)),
+  // Read by the operator routes and the metrics listener (http/Ops.ts, MetricsListener.ts).
+  MetricsConfig.layer
 ).pipe(
-  Layer.provideMerge(RateLimiter.layer),
+  Layer.provideMerge(Layer.merge(RateLimiter.layer, AddressThrottle.layer)),
   Layer.provideMerge(MigrationsLayer)
 )
 
+/**
+ * The edge, wrapped by the per-address limits: a global middleware added first
+ * is the outer one, so the limits' middleware is built before the edge's and
+ * refuses before the edge reads a body (http/AddressThrottle.ts).
+ */
+const EdgeLayer = EdgeMiddleware.pipe(Layer.provide(AddressThrottleMiddleware))
+
 /** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeMiddleware).pipe(
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeLayer).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 
@@ -212,22 +224,34 @@ export const httpServerLayer = (options: { readonly port: number; readonly host:
   )
 
 /**
- * The running service on a given port: the HTTP server and, beside it, every
+ * The running service on a given port: the HTTP server, the metrics listener
+ * when a metrics port is set (`MetricsListener.ts`) and, beside them, every
  * worker (`Workers.ts`). The only place workers are composed, for `serve` and
  * in-process tests alike; CLI commands build capabilities without it.
  */
 export const serviceLayer = (options: { readonly port: number; readonly host: string }) =>
-  Layer.merge(httpServerLayer(options), WorkersLayer)
+  Layer.mergeAll(httpServerLayer(options), MetricsListenerLayer, WorkersLayer)
 
 const announce = Effect.gen(function*() {
   const config = yield* AppConfig
   const server = yield* HttpServer.HttpServer
   const push = yield* PushGateway
   const address = HttpServer.formatAddress(server.address)
+  const metrics = yield* MetricsListener
+  const metricsConfig = yield* MetricsConfig
   yield* Effect.logInfo(
-    `herald listening on ${address} · database: ${describeTarget(config).description} · push: ${push.providers.join(", ")} · docs: ${config.publicUrl}/api/agent/docs`
+    `herald listening on ${address} · database: ${describeTarget(config).description} · push: ${push.providers.join(", ")} · docs: ${config.publicUrl}/api/agent/docs` +
+      ` · metrics: ${Option.match(metrics.address, { onNone: () => address, onSome: HttpServer.formatAddress })}/metrics`
   )
+  // docs/operations.md#metrics: a scrape open to anyone on a non-loopback interface is worth a word at start.
+  if (Option.isNone(metrics.address) && Option.isNone(metricsConfig.token) && !isLoopback(config.host)) {
+    yield* Effect.logWarning(
+      `/metrics is served on ${address} to anyone: set HERALD_METRICS_PORT (a private listener) or HERALD_METRICS_TOKEN (a bearer)`
+    )
+  }
 })
+
+const isLoopback = (host: string) => host === "localhost" || host === "::1" || host.startsWith("127.")
 
 /** `herald serve`: the whole service, from the environment. */
 export const ServeLayer = Layer.unwrap(Effect.gen(function*() {

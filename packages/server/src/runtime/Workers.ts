@@ -11,6 +11,7 @@
 import { Effect, Layer } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
+import { AddressThrottle } from "../http/AddressThrottle.ts"
 import { Readiness } from "../http/Ops.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ProcessMetrics } from "../observability/ProcessMetrics.ts"
@@ -54,6 +55,10 @@ export const CredentialsWorkers = Layer.unwrap(Effect.map(Credentials, (credenti
 
 const RateLimiterSweep = Layer.unwrap(Effect.map(RateLimiter, (limiter) =>
   Worker.periodic("rate-limit-sweep", limiter.sweepEvery, limiter.sweep)))
+
+/** The per-address limits (http/AddressThrottle.ts): memory follows the addresses active in the last minute. */
+const AddressThrottleSweep = Layer.unwrap(Effect.map(AddressThrottle, (throttle) =>
+  Worker.periodic("address-limit-sweep", throttle.sweepEvery, throttle.sweepNow)))
 
 const IdempotencyPurge = Layer.unwrap(Effect.map(Idempotency, (idempotency) =>
   Worker.periodic("idempotency-purge", idempotency.purgeEvery, idempotency.purge)))
@@ -146,6 +151,7 @@ export const WorkersLayer = Layer.mergeAll(
   CredentialsWorkers,
   // billing, idempotency, observability, ops
   RateLimiterSweep,
+  AddressThrottleSweep,
   IdempotencyPurge,
   ProcessMetricsSampler,
   ReadinessSelfProbe,

@@ -14,6 +14,7 @@ import { CurrentAgent, CurrentPerson } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { headerText } from "../http/HeaderText.ts"
 import { makeId } from "../lib/Ids.ts"
 
 /** Who made a change, as the audit log records it. */
@@ -38,8 +39,8 @@ const requestOrigin = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServ
     onNone: () => ({ ip: null, userAgent: null }),
     onSome: (r) => ({
       ip: Option.getOrNull(r.remoteAddress),
-      // Bounded: the header is the caller's to choose.
-      userAgent: typeof r.headers["user-agent"] === "string" ? r.headers["user-agent"].slice(0, 512) : null
+      // Bounded: the header is the caller's to choose. As sent: UTF-8, not Node's Latin-1 reading of it.
+      userAgent: typeof r.headers["user-agent"] === "string" ? headerText(r.headers["user-agent"], 512) : null
     })
   }))
 

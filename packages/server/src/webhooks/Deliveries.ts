@@ -128,7 +128,8 @@ export class Deliveries extends Context.Service<Deliveries, {
         // fetches it through `callback-access` (decisions.md).
         if (connectorTarget(delivery.url) !== undefined) {
           const attemptedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-          const recorded = yield* connectors.record(delivery.id, delivery.url, delivery.payload)
+          const refused = yield* connectors.record(delivery.id, delivery.url, delivery.payload)
+          const recorded = refused === undefined
           const status = recorded ? "delivered" : "failed"
           const entry = new ReplyWebhookAttempt({
             attempt: delivery.attempts + 1,
@@ -136,7 +137,7 @@ export class Deliveries extends Context.Service<Deliveries, {
             status,
             latencyMs: 0,
             responseCode: null,
-            error: recorded ? null : "the connector no longer exists"
+            error: refused ?? null
           })
           return yield* repo.recordAttempt(delivery.id, { entry, status, nextAttemptAt: null })
         }

@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { makeAgent, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
+import { rawRequest } from "./rawHttp.ts"
 
 const directives = (csp: string) =>
   new Map(csp.split(";").map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]))
@@ -44,6 +45,39 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("do
         assert.strictEqual(again.headers.get("content-security-policy"), page.headers.get("content-security-policy"))
       }))
   }
+
+  // Issue 30: `/api/agent/docs/` reached the page without its headers. Every spelling the router
+  // serves as the page gets the page's headers; every other spelling is a 404 with no page.
+  it.effect("every spelling of a docs page: the same headers, or a 404", () =>
+    Effect.gen(function*() {
+      for (const base of ["/api/agent/docs", "/api/app/docs"]) {
+        const page = yield* rawFetch(base)
+        const headersOf = (r: typeof page) =>
+          ["content-type", "content-security-policy", "x-content-type-options"].map((h) => r.headers.get(h))
+        for (const path of [`${base}/`, `${base}?x=1`, `${base}/?x=1`, `${base}?`, `${base}/#top`]) {
+          const same = yield* rawFetch(path)
+          assert.strictEqual(same.status, 200, path)
+          assert.deepStrictEqual(headersOf(same), headersOf(page), path)
+          assert.strictEqual(same.body, page.body, path)
+        }
+        for (const path of [`${base}//`, `${base}/.`, `${base}/./`, `${base};x`, base.toUpperCase(), `${base}/index.html`,
+          base.replace("docs", "%64ocs"), `${base}%2f`]) {
+          const other = yield* rawRequest({ method: "GET", path })
+          assert.strictEqual(other.status, 404, path)
+          assert.notInclude(String(other.headers["content-type"]), "text/html", path)
+          assert.isUndefined(other.headers["content-security-policy"], path)
+        }
+      }
+      // The OpenAPI documents: JSON under every spelling the router serves, never HTML.
+      for (const base of ["/api/agent/openapi.json", "/api/app/openapi.json", "/hooks/openapi.json", "/oauth/openapi.json"]) {
+        for (const path of [base, `${base}/`, `${base}?x=1`]) {
+          const doc = yield* rawFetch(path)
+          assert.strictEqual(doc.status, 200, path)
+          assert.match(doc.headers.get("content-type") ?? "", /^application\/json/, path)
+          assert.strictEqual(doc.headers.get("x-content-type-options"), "nosniff", path)
+        }
+      }
+    }))
 
   it.effect("nosniff on every response: JSON, operator routes, errors, no route, refused at the edge", () =>
     Effect.gen(function*() {

@@ -1,14 +1,16 @@
 /**
  * The authorization endpoint over HTTP as a browser meets it: an untrusted
  * client or redirect URI answers an HTML page and never redirects; every
- * other refusal (response type, PKCE, scope, resource) goes back to the
- * client with `error`, `state` and `iss`; no session shows how to sign in;
+ * other refusal (response type, PKCE, scope, resource) goes back with
+ * `error`, `state` and `iss` to a client a person approved before, and is
+ * the HTML page for one nobody approved (no open redirect); no session shows how to sign in;
  * the consent page (escaped, unframeable, not cached) and its form: deny,
  * no scope checked, a CSRF token of another session or request, a code
  * bound to the scopes left checked.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { agentClient, makePerson, rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 import { MCP_SCOPES } from "../../src/oauth/McpScopes.ts"
 import {
@@ -51,13 +53,15 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth authorize", (it) => {
       }
     }))
 
-  it.effect("other refusals redirect to the client with error, error_description, state and iss", () =>
+  it.effect("other refusals for a client a person approved before redirect to it with error, error_description, state and iss", () =>
     Effect.gen(function*() {
       const { session } = yield* makePerson("refusals")
       const { issuer } = yield* urls
       const client = yield* makeClient()
       const { challenge } = pkce()
       const base = { client_id: client.client_id, code_challenge: challenge }
+      // Approved once: the client is trusted with error redirects from now on (RFC 9700 §4.11.2).
+      yield* approve(session, base)
       const cases: ReadonlyArray<readonly [Record<string, string | undefined>, string]> = [
         [{ response_type: "token" }, "unsupported_response_type"],
         [{ code_challenge: undefined }, "invalid_request"],
@@ -78,6 +82,62 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth authorize", (it) => {
         assert.strictEqual(location.searchParams.get("iss"), issuer)
         assert.isNull(location.searchParams.get("code"))
       }
+    }))
+
+  it.effect("an invalid request for a client nobody approved answers the HTML page (400), never a Location (no open redirect)", () =>
+    Effect.gen(function*() {
+      const { session } = yield* makePerson("open-redirect")
+      // Anyone can register any https redirect URI: a 302 there would make Herald an open redirector.
+      const client = yield* makeClient({ redirect_uris: ["https://evil.example/cb"] })
+      const { challenge } = pkce()
+      const base = { client_id: client.client_id, redirect_uri: "https://evil.example/cb", code_challenge: challenge }
+      const cases: ReadonlyArray<Record<string, string | undefined>> = [
+        { response_type: "x" },
+        { code_challenge: undefined },
+        { code_challenge_method: "plain" },
+        { code_challenge: "too-short" },
+        { scope: "admin:everything" },
+        { resource: "https://elsewhere.example/api/agent/mcp" },
+        { state: "s".repeat(2001) }
+      ]
+      for (const params of cases) {
+        for (const who of [undefined, session]) {
+          const r = yield* openAuthorize({ ...base, ...params } as typeof base, who)
+          assert.strictEqual(r.status, 400, JSON.stringify(params).slice(0, 80))
+          assert.isNull(r.headers.get("location"))
+          assert.isTrue(isHtml(r.headers))
+          assert.include(r.body as string, "not been approved here before")
+        }
+      }
+      // The same request once a person approved the client: the error goes back to it.
+      const { session: owner } = yield* makePerson("approver")
+      yield* approve(owner, base)
+      const after = yield* openAuthorize({ ...base, response_type: "x" })
+      assert.strictEqual(after.status, 302)
+      const location = locationOf(after.headers)
+      assert.strictEqual(`${location.origin}${location.pathname}`, "https://evil.example/cb")
+      assert.strictEqual(location.searchParams.get("error"), "unsupported_response_type")
+      assert.strictEqual(location.searchParams.get("state"), "st-1")
+    }))
+
+  it.effect("the first approval is recorded on the client; a denial is not an approval", () =>
+    Effect.gen(function*() {
+      const { session } = yield* makePerson("approved-at")
+      const client = yield* makeClient()
+      const { challenge } = pkce()
+      const approvedAt = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ approvedAt: string | null }>`SELECT approved_at FROM oauth_clients WHERE id = ${client.client_id}`).pipe(
+          Effect.map((rows) => rows[0]!.approvedAt),
+          Effect.orDie
+        )
+      const page = yield* openAuthorize({ client_id: client.client_id, code_challenge: challenge }, session)
+      yield* postConsent(formOf(page.body as string).fields, "deny", [], session)
+      assert.isNull(yield* approvedAt)
+      yield* approve(session, { client_id: client.client_id, code_challenge: challenge })
+      const first = yield* approvedAt
+      assert.isNotNull(first)
+      yield* approve(session, { client_id: client.client_id, code_challenge: challenge })
+      assert.strictEqual(String(yield* approvedAt), String(first))
     }))
 
   it.effect("no signed-in person: a page saying how to sign in and come back to this request", () =>

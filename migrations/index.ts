@@ -17,6 +17,7 @@ import m0011 from "./0011_mini_apps.ts"
 import m0012 from "./0012_connectors.ts"
 import m0013 from "./0013_oauth.ts"
 import m0014 from "./0014_oauth_client_trust.ts"
+import m0015 from "./0015_push_queue.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -32,5 +33,6 @@ export const loader = Migrator.fromRecord({
   "0011_mini_apps": m0011,
   "0012_connectors": m0012,
   "0013_oauth": m0013,
-  "0014_oauth_client_trust": m0014
+  "0014_oauth_client_trust": m0014,
+  "0015_push_queue": m0015
 })

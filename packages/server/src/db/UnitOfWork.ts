@@ -26,14 +26,36 @@ import type { Statement } from "effect/sql"
 import { batched } from "./Batching.ts"
 import { MissingReference, orMissingReference } from "./ForeignKeys.ts"
 
-/** One kind of row a repo writes, and the statement writing any number of them (it must be valid as a CTE member). */
+/**
+ * One kind of row a repo writes: the data-modifying statements writing any
+ * number of them (each valid as a CTE member), and the same as one statement
+ * for a write outside a unit of work.
+ */
 export interface Writer<Row> {
+  readonly members: (rows: NonEmptyReadonlyArray<Row>) => ReadonlyArray<Statement.Statement<unknown>>
   readonly statement: (rows: NonEmptyReadonlyArray<Row>) => Statement.Statement<unknown>
 }
 
+/** Several data-modifying statements as one: `WITH w0 AS (…), w1 AS (…) SELECT 1` (atomic, one round trip). */
+const together = (sql: SqlClient.SqlClient, members: ReadonlyArray<Statement.Statement<unknown>>) =>
+  members.length === 1
+    ? members[0]!
+    : sql`WITH ${sql.join(", ", false)(members.map((member, i) => sql`${sql.literal(`w${i}`)} AS (${member})`))} SELECT 1`
+
 export const makeWriter = <Row>(statement: (rows: NonEmptyReadonlyArray<Row>) => Statement.Statement<unknown>): Writer<Row> => ({
+  members: (rows) => [statement(rows)],
   statement
 })
+
+/**
+ * A writer whose rows go to several tables (a push receipt and its queue row):
+ * always in one statement, inside a unit of work or not, so they exist
+ * together or not at all.
+ */
+export const makeJointWriter = <Row>(
+  sql: SqlClient.SqlClient,
+  members: (rows: NonEmptyReadonlyArray<Row>) => ReadonlyArray<Statement.Statement<unknown>>
+): Writer<Row> => ({ members, statement: (rows) => together(sql, members(rows)) })
 
 /** The rows enlisted so far, by writer, in the order the writers first enlisted. */
 interface Unit {
@@ -85,10 +107,7 @@ export class UnitOfWork extends Context.Service<UnitOfWork, {
           else pending.push(...rows)
         }
       }
-      const members = [...merged].map(([writer, rows]) => writer.statement(rows as unknown as NonEmptyReadonlyArray<never>))
-      return members.length === 1
-        ? members[0]!
-        : sql`WITH ${sql.join(", ", false)(members.map((member, i) => sql`${sql.literal(`w${i}`)} AS (${member})`))} SELECT 1`
+      return together(sql, [...merged].flatMap(([writer, rows]) => writer.members(rows as unknown as NonEmptyReadonlyArray<never>)))
     }
     const runNow = (units: ReadonlyArray<Unit>) => orMissingReference(Effect.asVoid(statementOf(units)))
     // A failed statement wrote nothing: each unit again on its own, so the failure stays with the unit that caused it.

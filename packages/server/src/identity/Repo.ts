@@ -275,15 +275,20 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       Request: Schema.String,
       execute: (id) => sql`UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
     })
-    // Its receipts stay (they are delivery history); what it still had queued will never go.
+    // Its receipts stay (they are delivery history); what it still had queued will never go. The
+    // queue knows what is queued for a device (migrations/0015_push_queue.ts); a push being sent
+    // right now is left to its answer.
     const deleteDevice = SqlSchema.findOneOption({
       Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String }),
       Result: Schema.Struct({ id: Schema.String }),
       execute: ({ deviceId, userId }) =>
         sql`WITH gone AS (DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id),
+              dequeued AS (
+                DELETE FROM push_queue WHERE device_id IN (SELECT id FROM gone) AND claimed_by IS NULL
+                RETURNING receipt_id),
               settled AS (
                 UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-                WHERE device_id IN (SELECT id FROM gone) AND status = 'pending')
+                WHERE id IN (SELECT receipt_id FROM dequeued) AND status = 'pending')
             SELECT id FROM gone`
     })
 

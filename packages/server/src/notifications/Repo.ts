@@ -57,7 +57,10 @@ export class NotificationsRepo extends Context.Service<NotificationsRepo, {
         -- Alerts still queued are not sent at all.
         canceled AS (
           UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
-          WHERE item_id IN (SELECT id FROM n) AND purpose = 'alert' AND status = 'pending')
+          WHERE item_id IN (SELECT id FROM n) AND purpose = 'alert' AND status = 'pending'
+          RETURNING id),
+        dequeued AS (
+          DELETE FROM push_queue WHERE receipt_id IN (SELECT id FROM canceled) AND claimed_by IS NULL)
         SELECT n.id, COALESCE(
           (SELECT array_agg(DISTINCT r.device_id) FROM push_receipts r JOIN devices d ON d.id = r.device_id
            WHERE r.item_id = n.id AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')),

@@ -1,6 +1,8 @@
 /**
- * SQL of the durable push outbox: `push_receipts` (the queue and its history)
- * and `outbox_nodes` (each process's heartbeat). Claims commit `sending`
+ * SQL of the durable push outbox: `push_receipts` (every push's history),
+ * `push_queue` (the receipts pending or being sent: what to claim, when, and
+ * who holds it; migrations/0015_push_queue.ts says why they are apart) and
+ * `outbox_nodes` (each process's heartbeat). Claims commit `sending`
  * before any provider call and return what sending needs, decoded; answers are
  * recorded only on rows the recording node still holds. The rules (when to
  * claim, what an answer means, how long a silent node keeps its claims) live
@@ -8,7 +10,8 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { makeWriter, write } from "../db/UnitOfWork.ts"
+import type { Statement } from "effect/sql"
+import { makeJointWriter, write } from "../db/UnitOfWork.ts"
 import type { NewPush } from "./Outbox.ts"
 
 /** A receipt to queue as `pending`, due `grace` seconds after its commit. */
@@ -61,73 +64,116 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
     const sql = yield* SqlClient.SqlClient
 
     // Each row carries its grace: a unit of work may hold receipts of callers that send now and of others.
-    const receipts = makeWriter<ReceiptRow>((rows) => sql`
-      INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
-      SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => grace)
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb, grace float8)`)
+    // A receipt and its queue row are written by one statement (a joint writer): neither exists without the other.
+    const receipts = makeJointWriter<ReceiptRow>(sql, (rows) => {
+      // The queue's rows without the messages: a second copy of those is all the parameter would add.
+      const queued = JSON.stringify(rows.map(({ deviceId, grace, id }) => ({ id, deviceId, grace })))
+      return [
+        sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
+            SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => grace)
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+              AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb, grace float8)`,
+        sql`INSERT INTO push_queue (receipt_id, device_id, due_at)
+            SELECT id, "deviceId", now() + make_interval(secs => grace)
+            FROM jsonb_to_recordset(${queued}::jsonb) AS r(id text, "deviceId" text, grace float8)`
+      ]
+    })
 
     const claimColumns = sql`
       r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
       d.live_activity_token_environment AS environment, d.active`
 
-    // `r.id = ANY(…)` twice lets the planner find the rows by key.
+    /**
+     * Claims the queue rows `picked` locked: their receipts become `sending`
+     * (a HOT update: no index reads the columns it sets) and the queue rows
+     * record the claim. A picked row whose receipt is no longer pending (a
+     * withdrawal or a removal got there first) leaves the queue.
+     */
+    const claim = (picked: Statement.Fragment, node: string) => sql`
+      WITH c AS (${picked}),
+      r AS (
+        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
+        FROM c WHERE r.id = c.receipt_id AND r.status = 'pending'
+        RETURNING r.id, r.device_id, r.attempts, r.message),
+      held AS (
+        UPDATE push_queue q SET claimed_by = ${node}, claimed_at = now() FROM r WHERE q.receipt_id = r.id),
+      gone AS (
+        DELETE FROM push_queue q USING c
+        WHERE q.receipt_id = c.receipt_id AND NOT EXISTS (SELECT 1 FROM r WHERE r.id = c.receipt_id))
+      SELECT ${claimColumns} FROM r JOIN devices d ON d.id = r.device_id`
+
+    // The queue is narrow and as small as the work in flight: the primary key
+    // is its only plan for a list of ids, whatever the statistics say.
     const claimIds = SqlSchema.findAll({
       Request: Schema.Struct({ ids: Schema.Array(Schema.String), node: Schema.String }),
       Result: Claimed,
-      execute: ({ ids, node }) => sql`
-        WITH c AS (
-          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-          WHERE r.id = ANY(${ids}::text[]) AND r.status = 'pending'
-          FOR UPDATE OF r SKIP LOCKED)
-        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
-        FROM c, devices d WHERE r.id = c.id AND r.id = ANY(${ids}::text[]) AND d.id = r.device_id
-        RETURNING ${claimColumns}`
+      execute: ({ ids, node }) =>
+        claim(
+          sql`SELECT q.receipt_id FROM push_queue q JOIN devices d ON d.id = q.device_id
+              WHERE q.receipt_id = ANY(${ids}::text[]) AND q.claimed_by IS NULL
+              FOR UPDATE OF q SKIP LOCKED`,
+          node
+        )
     })
 
     const claimDue = SqlSchema.findAll({
       Request: Schema.Struct({ limit: Schema.Number, node: Schema.String }),
       Result: Claimed,
-      execute: ({ limit, node }) => sql`
-        WITH c AS (
-          SELECT r.id FROM push_receipts r JOIN devices d ON d.id = r.device_id
-          WHERE r.status = 'pending' AND r.next_attempt_at <= now()
-          ORDER BY r.next_attempt_at LIMIT ${limit}
-          FOR UPDATE OF r SKIP LOCKED)
-        UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
-        FROM c, devices d WHERE r.id = c.id AND d.id = r.device_id
-        RETURNING ${claimColumns}`
+      execute: ({ limit, node }) =>
+        claim(
+          sql`SELECT q.receipt_id FROM push_queue q JOIN devices d ON d.id = q.device_id
+              WHERE q.claimed_by IS NULL AND q.due_at <= now()
+              ORDER BY q.due_at LIMIT ${limit}
+              FOR UPDATE OF q SKIP LOCKED`,
+          node
+        )
     })
 
     // A push to retry whose device was removed while it was at the provider will never go:
-    // it ends as the removal would have ended it.
+    // it ends as the removal would have ended it. An answer ends the queue row, a retry
+    // puts it back, due when the backoff says.
     const record = (results: ReadonlyArray<Result>, node: string) =>
       results.length === 0 ? Effect.void : sql`
-        UPDATE push_receipts AS r SET
-          status = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
-                   THEN 'error' ELSE v.status END,
-          error_code = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
-                       THEN 'DeviceRemoved' ELSE v."errorCode" END,
-          provider_id = v."providerId",
-          checked_at = now(), claimed_at = NULL, claimed_by = NULL,
-          next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
-        FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
-          AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
-        WHERE r.id = v.id AND r.id = ANY(${results.map((r) => r.id)}::text[])
-          AND r.status = 'sending' AND r.claimed_by = ${node}`.pipe(Effect.asVoid, Effect.orDie)
+        WITH u AS (
+          UPDATE push_receipts AS r SET
+            status = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                     THEN 'error' ELSE v.status END,
+            error_code = CASE WHEN v.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+                         THEN 'DeviceRemoved' ELSE v."errorCode" END,
+            provider_id = v."providerId",
+            checked_at = now(), claimed_at = NULL, claimed_by = NULL,
+            next_attempt_at = COALESCE(v."nextAttemptAt", r.next_attempt_at)
+          FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
+            AS v(id text, status text, "providerId" text, "errorCode" text, "nextAttemptAt" timestamptz)
+          WHERE r.id = v.id AND r.id = ANY(${results.map((r) => r.id)}::text[])
+            AND r.status = 'sending' AND r.claimed_by = ${node}
+          RETURNING r.id, r.status, r.next_attempt_at),
+        done AS (
+          DELETE FROM push_queue q USING u WHERE q.receipt_id = u.id AND u.status <> 'pending')
+        UPDATE push_queue q SET claimed_by = NULL, claimed_at = NULL, due_at = u.next_attempt_at
+        FROM u WHERE q.receipt_id = u.id AND u.status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
 
+    // Claims live in the queue, so finding the stale ones never reads the history.
     const expireStaleClaims = (staleSeconds: number) => sql`
-      UPDATE push_receipts SET status = 'unknown', checked_at = now(), claimed_at = NULL
-      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => ${staleSeconds})
-        AND claimed_by NOT IN (
-          SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))`.pipe(
+      WITH s AS (
+        DELETE FROM push_queue
+        WHERE claimed_by IS NOT NULL AND claimed_at < now() - make_interval(secs => ${staleSeconds})
+          AND claimed_by NOT IN (
+            SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))
+        RETURNING receipt_id)
+      UPDATE push_receipts r SET status = 'unknown', checked_at = now(), claimed_at = NULL
+      FROM s WHERE r.id = s.receipt_id AND r.status = 'sending'`.pipe(
       Effect.asVoid,
       Effect.orDie
     )
 
     const settleOrphans = sql`
+      WITH o AS (
+        DELETE FROM push_queue q
+        WHERE q.claimed_by IS NULL AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = q.device_id)
+        RETURNING receipt_id)
       UPDATE push_receipts r SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-      WHERE r.status = 'pending' AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)`.pipe(
+      FROM o WHERE r.id = o.receipt_id AND r.status = 'pending'`.pipe(
       Effect.asVoid,
       Effect.orDie
     )

@@ -20,7 +20,10 @@ export const retireAlertsOf = (sql: SqlClient.SqlClient, origin: "interaction" |
       sql`
         WITH dropped AS (
           UPDATE push_receipts SET status = 'error', error_code = 'Withdrawn', checked_at = now()
-          WHERE item_id = ${id} AND origin = ${origin} AND purpose = 'alert' AND status = 'pending')
+          WHERE item_id = ${id} AND origin = ${origin} AND purpose = 'alert' AND status = 'pending'
+          RETURNING id),
+        dequeued AS (
+          DELETE FROM push_queue WHERE receipt_id IN (SELECT id FROM dropped) AND claimed_by IS NULL)
         SELECT DISTINCT r.device_id, r.user_id FROM push_receipts r JOIN devices d ON d.id = r.device_id
         WHERE r.item_id = ${id} AND r.origin = ${origin} AND r.purpose = 'alert' AND r.status IN ('accepted', 'sending')`
   })

@@ -82,6 +82,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       // As if the third device's push were at its provider right now.
       yield* sql`UPDATE push_receipts SET status = 'sending', claimed_by = 'rcp_other', claimed_at = now()
                  WHERE item_id = ${notification.id} AND device_id = ${inFlight.id}`
+      yield* sql`UPDATE push_queue SET claimed_by = 'rcp_other', claimed_at = now()
+                 WHERE receipt_id IN (SELECT id FROM push_receipts WHERE item_id = ${notification.id} AND device_id = ${inFlight.id})`
       const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       assert.strictEqual(withdrawn.status, "withdrawn")
       assert.strictEqual(withdrawn.accepted, 2)

@@ -166,6 +166,8 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
         const ids = yield* outbox.enqueue([push(phone)])
         yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
                    claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
+        yield* sql`UPDATE push_queue SET claimed_by = 'rcp_gone', claimed_at = now() - interval '5 seconds'
+                   WHERE receipt_id = ${ids[0]!}`
         return ids
       }).pipe(sql.withTransaction)
       yield* eventually(receipt(id!), (r) => r.status === "unknown")
@@ -182,6 +184,8 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
         const ids = yield* outbox.enqueue([push(phone)])
         yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = ${live!.node},
                    claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
+        yield* sql`UPDATE push_queue SET claimed_by = ${live!.node}, claimed_at = now() - interval '5 seconds'
+                   WHERE receipt_id = ${ids[0]!}`
         return ids
       }).pipe(sql.withTransaction)
       // Several sweeps pass (every 250 ms here, claims stale after 1 s of silence).

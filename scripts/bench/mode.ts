@@ -31,5 +31,16 @@ export const quickSkips = [
   "no raw node:http, raw pg or raw-floor baselines (auth status, notifications)",
   `live activities measured ${ACTIVITY_SECONDS} s after a ${ACTIVITY_WARMUP} s warm-up (full run: 20 s after 10 s), ` +
   "the event-loop window open when measuring starts not counted",
-  "prompts and pages not run"
+  "prompts, pages and the soak not run"
 ]
+
+/**
+ * The soak (soak.ts, issue 31): `--soak` runs it alone, 10 minutes (`--quick`: 2); `--seeded` (implies
+ * `--soak`) first seeds a million receipts and restarts the server on them. The full run ends with the
+ * 2-minute soak; `--quick` has none (its budget is 2 minutes in all).
+ */
+export const seeded = process.argv.slice(2).includes("--seeded")
+export const soakOnly = seeded || process.argv.slice(2).includes("--soak")
+export const SOAK_MINUTES = quick ? 2 : 10
+/** The soak the full run ends with. */
+export const FULL_RUN_SOAK_MINUTES = 2

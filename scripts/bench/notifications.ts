@@ -29,7 +29,11 @@ interface Context {
   readonly rawUrl: string
 }
 
-export const benchNotifications = async ({ databaseUrl, pid, port, rawUrl, session }: Context): Promise<ReadonlyArray<SummaryRow>> => {
+/**
+ * The account the notifications load sends to (3 sandbox devices) and the load itself: its URL and
+ * request (a sender token, the same body). The soak (soak.ts) holds this same load.
+ */
+export const notificationsLoad = async (port: number, session: string) => {
   for (const [platform, n] of [["ios", 1], ["ios", 2], ["android", 3]] as const) {
     const device = await fetch(`http://127.0.0.1:${port}/api/app/devices`, {
       method: "POST",
@@ -50,7 +54,12 @@ export const benchNotifications = async ({ databaseUrl, pid, port, rawUrl, sessi
     headers: { authorization: `Bearer ${sender.secret}`, "content-type": "application/json" },
     body
   }
-  const echo: Request = { method: "POST", headers: { "content-type": "application/json" }, body }
+  return { notificationsUrl, post }
+}
+
+export const benchNotifications = async ({ databaseUrl, pid, port, rawUrl, session }: Context): Promise<ReadonlyArray<SummaryRow>> => {
+  const { notificationsUrl, post } = await notificationsLoad(port, session)
+  const echo: Request = { method: "POST", headers: { "content-type": "application/json" }, body: post.body! }
 
   // The floors: the least work the durable outbox asks for (floor-sql.ts), in raw node:http + raw pg
   // (notifications-floor.ts) and on Herald's stack, bare HttpApi + sql-pg (notifications-effect-floor.ts).

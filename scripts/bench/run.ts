@@ -22,8 +22,12 @@
  * 5. Pages (pages.ts): 500 pages in 10 s to one on-call group with a 1-minute escalation;
  *    page creation p50/p99 and each escalation step's lag behind its due time (target p99 < 1 s).
  *    `BENCH_ONCALL_TIME_SCALE` (default 1: the minute is waited for) is the server's `HERALD_ONCALL_TIME_SCALE`.
+ * 6. Soak (soak.ts, issue 31), last and on its own server and fresh database: the notifications load held
+ *    2 minutes, each minute's rate, p99 and table sizes. Targets: the last minute's rate within 20 % of the
+ *    first's, no minute's p99 above 500 ms. `--soak` runs it alone for 10 minutes (`--soak --quick`: 2),
+ *    `--seeded` on a million seeded receipts after a restart.
  *
- * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages and the raw baselines left out.
+ * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages, the soak and the raw baselines left out.
  * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages` runs one part; `BENCH_PROFILE=<dir>`
  * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`;
  * `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`). The exit code is 0
@@ -33,49 +37,32 @@
  * server at postgres://postgres@127.0.0.1:5432/postgres; a fresh database is
  * created on it and dropped afterwards.
  */
-import { execFileSync, spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { spawn } from "node:child_process"
 import { availableParallelism, loadavg } from "node:os"
 import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
 import { cpuPer } from "./cpu.ts"
-import { CONNECTIONS, DURATION, floorProfileFlags, profileDir, quick, quickSkips, WARMUP } from "./mode.ts"
+import { adminUrl, benchPerson, freshDatabase, startHerald } from "./herald.ts"
+import { CONNECTIONS, DURATION, floorProfileFlags, FULL_RUN_SOAK_MINUTES, profileDir, quick, quickSkips, soakOnly, WARMUP } from "./mode.ts"
 import { benchNotifications } from "./notifications.ts"
 import { benchPages } from "./pages.ts"
 import { benchPrompts } from "./prompts.ts"
+import { benchSoak, soakAlone } from "./soak.ts"
 import { benchStartup } from "./startup.ts"
 import { fixed, printSummary, ratioOf, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { atExit, freePort, header, load, portOf, psql, refuseErrors, row, stop, track } from "./support.ts"
+import { header, load, portOf, refuseErrors, row, stop, track } from "./support.ts"
 
-const root = path.resolve(import.meta.dirname, "../..")
 const node = process.execPath
 
 for (const arg of process.argv.slice(2)) {
-  if (arg !== "--quick") {
-    console.error(`npm run bench: unknown argument ${arg} (the one option is --quick)`)
+  if (arg !== "--quick" && arg !== "--soak" && arg !== "--seeded") {
+    console.error(`npm run bench: unknown argument ${arg} (options: --quick, --soak, --seeded)`)
     process.exit(2)
   }
 }
 
-const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 process.on("SIGINT", () => process.exit(130))
-
-/** Until `url` answers 2xx; throws if `server` exits first or it takes over a minute. */
-const waitFor = async (url: string, server: ChildProcess, seconds = 60) => {
-  const deadline = Date.now() + seconds * 1000
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`the server exited ${server.exitCode} before ${url} answered`)
-    try {
-      if ((await fetch(url)).ok) return
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${url} did not answer`)
-}
 
 const only = process.env.BENCH_ONLY
 const runs = (part: string) => only === undefined || only === part
@@ -88,6 +75,7 @@ const load1 = () => loadavg()[0]!.toFixed(1)
 const loadAtStart = load1()
 
 const main = async () => {
+  if (soakOnly) return soakAlone()
   const began = performance.now()
   const summary: Array<SummaryRow> = []
   /** The other parts' own targets (not issue 22's), said under the summary. */
@@ -107,19 +95,8 @@ const main = async () => {
   if (runs("startup")) lap("start-up")
   if (only === "startup") return finish(startup, others, began)
 
-  // A fresh database for this run.
-  const dbName = `herald_bench_${randomBytes(4).toString("hex")}`
-  psql(adminUrl, `CREATE DATABASE ${dbName}`)
-  atExit(() => {
-    try {
-      psql(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    } catch {
-      // best effort
-    }
-  })
-  const u = new URL(adminUrl)
-  u.pathname = `/${dbName}`
-  const databaseUrl = u.toString()
+  // A fresh database for this run (herald.ts).
+  const databaseUrl = freshDatabase()
 
   // Raw node:http baseline.
   const raw = track(spawn(node, [path.join(import.meta.dirname, "raw-server.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] }))
@@ -128,35 +105,16 @@ const main = async () => {
   const floor = track(spawn(node, [...(runs("auth") ? floorProfileFlags("auth") : []), path.join(import.meta.dirname, "effect-floor.ts"), "0"], { stdio: ["ignore", "pipe", "inherit"] }))
   const floorPort = await portOf(floor)
 
-  // Herald on PostgreSQL, with the per-token rate limits off (decisions.md: throughput benchmarks run with both off).
-  const port = await freePort()
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: process.env.HOME ?? "/tmp",
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "Warn",
-    HERALD_RATE_LIMIT_PER_MINUTE: "0",
-    HERALD_SEND_LIMIT_PER_MINUTE: "0",
-    HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
-    HERALD_ONCALL_TIME_SCALE: oncallTimeScale
-  }
+  // Herald on PostgreSQL, with the rate limits off (herald.ts).
   // BENCH_PROFILE=<dir>: a V8 CPU profile of the server (and of each floor, mode.ts), written when the run ends.
   // BENCH_NODE_FLAGS: more Node.js flags for the server (`--trace-gc`, `--heap-prof`, …).
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
-  const herald = track(spawn(node, [
-    ...(profileDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
-    ...nodeFlags,
-    path.join(root, "apps/herald/src/main.ts"),
-    "serve"
-  ], { env, stdio: ["ignore", "inherit", "inherit"] }))
-  await waitFor(`http://127.0.0.1:${port}/readyz`, herald)
-
-  const cli = (...args: Array<string>) =>
-    JSON.parse(execFileSync(node, [path.join(root, "apps/herald/src/main.ts"), ...args], { env, encoding: "utf8" }))
-  cli("admin", "user", "create", "--email", "bench@example.test", "--name", "Bench")
-  const session = cli("admin", "session", "create", "--user", "bench@example.test").token as string
+  const server = await startHerald(databaseUrl, {
+    env: { HERALD_ONCALL_TIME_SCALE: oncallTimeScale },
+    nodeFlags: [...(profileDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...nodeFlags]
+  })
+  const { child: herald, cli, port } = server
+  const session = benchPerson(server)
   const created = await fetch(`http://127.0.0.1:${port}/api/app/tokens`, {
     method: "POST",
     headers: { authorization: `Bearer ${session}`, "content-type": "application/json" },
@@ -239,8 +197,14 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
     lap("pages")
   }
 
-  // A graceful stop, so profiles are written.
-  if (profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  // A graceful stop, so profiles are written; and before the soak, which has its own server and database.
+  const soaks = runs("soak") && !quick
+  if (soaks || profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  // Last, the 2-minute soak (soak.ts): whether the rate holds as the tables grow, which no 10 s load shows.
+  if (soaks) {
+    summary.push(...await benchSoak({ minutes: FULL_RUN_SOAK_MINUTES, seeded: false }))
+    lap("soak")
+  }
   finish([...summary, ...startup], others, began)
 }
 

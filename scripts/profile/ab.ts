@@ -69,6 +69,8 @@ const start = async (name: string, tree: string): Promise<Target> => {
     LOG_LEVEL: "Warn",
     HERALD_RATE_LIMIT_PER_MINUTE: "0",
     HERALD_SEND_LIMIT_PER_MINUTE: "0",
+    HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE: "0",
+    HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
     HERALD_DB_POOL_SIZE: "10"
   }
   const main = path.join(path.resolve(tree), "apps/herald/src/main.ts")

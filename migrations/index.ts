@@ -18,6 +18,7 @@ import m0012 from "./0012_connectors.ts"
 import m0013 from "./0013_oauth.ts"
 import m0014 from "./0014_oauth_client_trust.ts"
 import m0015 from "./0015_push_queue.ts"
+import m0016 from "./0016_queue_tables_upkeep.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -34,5 +35,6 @@ export const loader = Migrator.fromRecord({
   "0012_connectors": m0012,
   "0013_oauth": m0013,
   "0014_oauth_client_trust": m0014,
-  "0015_push_queue": m0015
+  "0015_push_queue": m0015,
+  "0016_queue_tables_upkeep": m0016
 })

@@ -6,6 +6,7 @@
 import { activityVariables } from "./ActivityConfig.ts"
 import { appVariables } from "./AppConfig.ts"
 import { domainVariables } from "./DomainConfig.ts"
+import { maintenanceVariables } from "./MaintenanceConfig.ts"
 import { metricsVariables } from "./MetricsConfig.ts"
 import { oauthVariables } from "./OAuthConfig.ts"
 import { oncallVariables } from "./OncallConfig.ts"
@@ -28,6 +29,11 @@ export const sections: ReadonlyArray<Section> = [
     title: "Server, database and logs",
     intro: "Where Herald listens, which database it uses, and how it logs.",
     variables: list(appVariables)
+  },
+  {
+    title: "Table maintenance",
+    intro: "Herald vacuums and analyzes its own queue tables (see [operations](operations.md#table-maintenance)).",
+    variables: list(maintenanceVariables)
   },
   {
     title: "Metrics",

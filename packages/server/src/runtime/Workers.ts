@@ -25,6 +25,7 @@ import { AuditRetention } from "../teams/AuditRetention.ts"
 import { Pages } from "../oncall/Pages.ts"
 import { OAuthSweep } from "../oauth/Sweep.ts"
 import { McpSessions } from "../mcp/McpSessions.ts"
+import { TableMaintenance } from "../db/TableMaintenance.ts"
 import * as Worker from "./Worker.ts"
 
 // ── push (outbox drain, node heartbeat) ─────────────────────────────────────
@@ -143,6 +144,18 @@ export const OAuthSweepWorker = Layer.unwrap(Effect.map(OAuthSweep, (sweep) =>
 export const McpSessionSweep = Layer.unwrap(Effect.map(McpSessions, (sessions) =>
   Worker.periodic("mcp-session-sweep", sessions.every, Effect.asVoid(sessions.sweep))))
 
+// ── db (table maintenance) ───────────────────────────────────────────────────
+
+/**
+ * VACUUM / ANALYZE of the queue tables past their dead-row thresholds
+ * (db/TableMaintenance.ts): the embedded database has no autovacuum, and a
+ * PostgreSQL may run without it. Off when its interval is 0.
+ */
+export const TableMaintenanceWorker = Layer.unwrap(Effect.map(TableMaintenance, (maintenance) =>
+  maintenance.enabled
+    ? Worker.periodic("table-maintenance", maintenance.every, Effect.asVoid(maintenance.pass()))
+    : Layer.empty)).pipe(Layer.provide(TableMaintenance.layer))
+
 /** All workers, merged; composed beside the routes in `runtime/Server.ts`. */
 export const WorkersLayer = Layer.mergeAll(
   // push
@@ -168,5 +181,7 @@ export const WorkersLayer = Layer.mergeAll(
   // oauth
   OAuthSweepWorker,
   // mcp
-  McpSessionSweep
+  McpSessionSweep,
+  // db
+  TableMaintenanceWorker
 )

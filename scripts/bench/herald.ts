@@ -65,25 +65,29 @@ export interface StartOptions {
   readonly nodeFlags?: ReadonlyArray<string>
 }
 
+/**
+ * The environment of a measured `herald serve`: the per-token rate limits off (decisions.md: throughput
+ * benchmarks run with both off), and the per-address limits too: every load comes from loopback, the
+ * person answering included.
+ */
+export const serverEnv = (databaseUrl: string, port: number): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "/tmp",
+  DATABASE_URL: databaseUrl,
+  PORT: String(port),
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "Warn",
+  HERALD_RATE_LIMIT_PER_MINUTE: "0",
+  HERALD_SEND_LIMIT_PER_MINUTE: "0",
+  HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE: "0",
+  HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
+  HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
+})
+
 /** `herald serve` on `databaseUrl` (migrated by its start), answering /readyz. */
 export const startHerald = async (databaseUrl: string, options: StartOptions = {}): Promise<Herald> => {
   const port = options.port ?? await freePort()
-  // The per-token rate limits off (decisions.md: throughput benchmarks run with both off),
-  // and the per-address limits too: every load comes from loopback, the person answering included.
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: process.env.HOME ?? "/tmp",
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "Warn",
-    HERALD_RATE_LIMIT_PER_MINUTE: "0",
-    HERALD_SEND_LIMIT_PER_MINUTE: "0",
-    HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE: "0",
-    HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
-    HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
-    ...options.env
-  }
+  const env = { ...serverEnv(databaseUrl, port), ...options.env }
   const child = track(spawn(process.execPath, [...(options.nodeFlags ?? []), entry, "serve"], { env, stdio: ["ignore", "inherit", "inherit"] }))
   const baseUrl = `http://127.0.0.1:${port}`
   await waitFor(`${baseUrl}/readyz`, child)

@@ -20,6 +20,7 @@ import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import path from "node:path"
+import { serverEnv } from "../bench/herald.ts"
 
 const [treeA, treeB, part = "notifications", roundsArg = "8", secondsArg = "4"] = process.argv.slice(2)
 if (treeA === undefined || treeB === undefined || (part !== "auth" && part !== "notifications")) {
@@ -60,19 +61,7 @@ const start = async (name: string, tree: string): Promise<Target> => {
   const u = new URL(adminUrl)
   u.pathname = `/${db}`
   const port = await freePort()
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: process.env.HOME ?? "/tmp",
-    DATABASE_URL: u.toString(),
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "Warn",
-    HERALD_RATE_LIMIT_PER_MINUTE: "0",
-    HERALD_SEND_LIMIT_PER_MINUTE: "0",
-    HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE: "0",
-    HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
-    HERALD_DB_POOL_SIZE: "10"
-  }
+  const env = { ...serverEnv(u.toString(), port), HERALD_DB_POOL_SIZE: "10" }
   const main = path.join(path.resolve(tree), "apps/herald/src/main.ts")
   const server = spawn(node, [main, "serve"], { env, stdio: ["ignore", "inherit", "inherit"] })
   children.push(server)

@@ -68,8 +68,11 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
     return { allowed: true, reported: tighter(overall, send) }
   }
 
+  // Every authenticated Agent API request passes here: no object built per request.
+  const oneRequest: Units = { requests: 1, sends: 0 }
+  const oneSend: Units = { requests: 1, sends: 1 }
   const take = (tokenId: string, isSend: boolean, now: number): RateLimitOutcome =>
-    takeUnits(tokenId, { requests: 1, sends: isSend ? 1 : 0 }, now)
+    takeUnits(tokenId, isSend ? oneSend : oneRequest, now)
 
   const takeSend = (key: string, now: number): RateLimitOutcome => {
     const send = sends?.check(key, now)

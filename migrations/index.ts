@@ -19,6 +19,7 @@ import m0013 from "./0013_oauth.ts"
 import m0014 from "./0014_oauth_client_trust.ts"
 import m0015 from "./0015_push_queue.ts"
 import m0016 from "./0016_queue_tables_upkeep.ts"
+import m0017 from "./0017_push_message_in_queue.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -36,5 +37,6 @@ export const loader = Migrator.fromRecord({
   "0013_oauth": m0013,
   "0014_oauth_client_trust": m0014,
   "0015_push_queue": m0015,
-  "0016_queue_tables_upkeep": m0016
+  "0016_queue_tables_upkeep": m0016,
+  "0017_push_message_in_queue": m0017
 })

@@ -19,11 +19,13 @@ export interface MaintenanceConfigShape {
   /** Rows changed since the last ANALYZE before a pass refreshes the table's statistics: `base + scale × live rows`. */
   readonly analyzeBase: number
   readonly analyzeScale: number
+  /** The same for a history table (only ever analyzed): its share of changed rows before a new ANALYZE. */
+  readonly historyAnalyzeScale: number
 }
 
 export const maintenanceVariables = {
   intervalSeconds: Env.integer("HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS", {
-    default: 30,
+    default: 10,
     description: "Seconds between passes of the table-maintenance worker, which vacuums and analyzes Herald's queue tables " +
       "when their dead rows pass 1,000 + 10 % of their live rows (autovacuum or not; the embedded database has none); " +
       "`0` turns it off (then keep autovacuum on, see [operations](operations.md#table-maintenance))."
@@ -40,7 +42,11 @@ export const makeMaintenanceConfig = (intervalSeconds: number): MaintenanceConfi
   // Autovacuum analyzes at 50 + 10 %; a little higher here because ANALYZE invalidates every cached
   // plan of the table, and a queue's rows change all the time.
   analyzeBase: 1_000,
-  analyzeScale: 0.1
+  analyzeScale: 0.1,
+  // A history only grows and is read by key: its statistics change little once it is large, while each
+  // ANALYZE samples 30,000 random pages of it (about a second at 1–3M receipts) and holds a snapshot
+  // meanwhile, so the queue's deleted rows cannot be pruned. Once per half its size again is enough.
+  historyAnalyzeScale: 0.5
 })
 
 export const maintenanceConfig: Config.Config<MaintenanceConfigShape> = Env.configOf(maintenanceVariables).pipe(

@@ -93,7 +93,8 @@ export const decide = (stats: TableStats, config: MaintenanceConfigShape): Actio
   ) {
     return "vacuum"
   }
-  if (stats.modifiedSinceAnalyze > config.analyzeBase + config.analyzeScale * stats.liveTuples && !within(stats.sinceAnalyze)) {
+  const scale = ANALYZE_ONLY.has(stats.tableName) ? config.historyAnalyzeScale : config.analyzeScale
+  if (stats.modifiedSinceAnalyze > config.analyzeBase + scale * stats.liveTuples && !within(stats.sinceAnalyze)) {
     return "analyze"
   }
   return undefined

@@ -66,21 +66,22 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
     // Each row carries its grace: a unit of work may hold receipts of callers that send now and of others.
     // A receipt and its queue row are written by one statement (a joint writer): neither exists without the other.
     const receipts = makeJointWriter<ReceiptRow>(sql, (rows) => {
-      // The queue's rows without the messages: a second copy of those is all the parameter would add.
-      const queued = JSON.stringify(rows.map(({ deviceId, grace, id }) => ({ id, deviceId, grace })))
+      // The history's rows without the messages, which only the queue keeps (migration 0017).
+      const history = JSON.stringify(rows.map(({ message: _, ...row }) => row))
       return [
-        sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, next_attempt_at)
-            SELECT id, "userId", "deviceId", origin, "itemId", purpose, message, now() + make_interval(secs => grace)
+        sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, next_attempt_at)
+            SELECT id, "userId", "deviceId", origin, "itemId", purpose, now() + make_interval(secs => grace)
+            FROM jsonb_to_recordset(${history}::jsonb)
+              AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, grace float8)`,
+        sql`INSERT INTO push_queue (receipt_id, device_id, due_at, message)
+            SELECT id, "deviceId", now() + make_interval(secs => grace), message
             FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-              AS r(id text, "userId" text, "deviceId" text, origin text, "itemId" text, purpose text, message jsonb, grace float8)`,
-        sql`INSERT INTO push_queue (receipt_id, device_id, due_at)
-            SELECT id, "deviceId", now() + make_interval(secs => grace)
-            FROM jsonb_to_recordset(${queued}::jsonb) AS r(id text, "deviceId" text, grace float8)`
+              AS r(id text, "deviceId" text, grace float8, message jsonb)`
       ]
     })
 
     const claimColumns = sql`
-      r.id, r.device_id, r.attempts, r.message, d.platform, d.push_token,
+      r.id, r.device_id, r.attempts, held.message, d.platform, d.push_token,
       d.live_activity_token_environment AS environment, d.active`
 
     /**
@@ -94,13 +95,14 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
       r AS (
         UPDATE push_receipts r SET status = 'sending', claimed_at = now(), claimed_by = ${node}, attempts = r.attempts + 1
         FROM c WHERE r.id = c.receipt_id AND r.status = 'pending'
-        RETURNING r.id, r.device_id, r.attempts, r.message),
+        RETURNING r.id, r.device_id, r.attempts),
       held AS (
-        UPDATE push_queue q SET claimed_by = ${node}, claimed_at = now() FROM r WHERE q.receipt_id = r.id),
+        UPDATE push_queue q SET claimed_by = ${node}, claimed_at = now() FROM r WHERE q.receipt_id = r.id
+        RETURNING q.receipt_id, q.message),
       gone AS (
         DELETE FROM push_queue q USING c
         WHERE q.receipt_id = c.receipt_id AND NOT EXISTS (SELECT 1 FROM r WHERE r.id = c.receipt_id))
-      SELECT ${claimColumns} FROM r JOIN devices d ON d.id = r.device_id`
+      SELECT ${claimColumns} FROM r JOIN held ON held.receipt_id = r.id JOIN devices d ON d.id = r.device_id`
 
     // The queue is narrow and as small as the work in flight: the primary key
     // is its only plan for a list of ids, whatever the statistics say.

@@ -155,9 +155,9 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
       const receipt = (deviceId: string, status: string, extra: { purpose?: string; errorCode?: string; checked?: boolean; userId?: string } = {}) =>
         Effect.gen(function*() {
           const rid = yield* makeId("rcp")
-          yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, status, error_code, checked_at)
+          yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, status, error_code, checked_at)
                      VALUES (${rid}, ${extra.userId ?? agent.person.id}, ${deviceId}, 'notification', ${notificationId},
-                             ${extra.purpose ?? "alert"}, '{}'::jsonb, ${status}, ${extra.errorCode ?? null},
+                             ${extra.purpose ?? "alert"}, ${status}, ${extra.errorCode ?? null},
                              ${extra.checked === true ? sql`now()` : sql`NULL`})`
           return rid
         })
@@ -186,8 +186,8 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
                  VALUES (${liveId}, ${agent.person.id}, 'ci', 'Live', 'b')`
       const [live] = yield* seed(agent.person.id, [{ itemId: liveId }])
       const failed = yield* makeId("rcp")
-      yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, message, status, error_code, checked_at)
-                 VALUES (${failed}, ${agent.person.id}, ${phone.id}, 'notification', ${liveId}, 'alert', '{}'::jsonb,
+      yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, status, error_code, checked_at)
+                 VALUES (${failed}, ${agent.person.id}, ${phone.id}, 'notification', ${liveId}, 'alert',
                          'error', 'BadDeviceToken', now())`
       const liveDetail = yield* agent.client.inbox.get({ params: { id: live! } })
       assert.isNull(liveDetail.status)

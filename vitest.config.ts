@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from "vitest/config"
 const include = ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "test/**/*.test.ts"]
 /** Files that need the module state of a fresh process (process-wide metrics that start at 0). */
 const freshProcess = ["packages/server/test/observability/metricsAtZero.test.ts"]
+/** The console in Chromium (test/browser): a real server and browser per file, each step a browser's pace. */
+const browser = ["test/browser/**/*.test.ts"]
 const common = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
@@ -20,8 +22,10 @@ export default defineConfig({
     projects: [
       // A worker keeps its module graph from file to file: importing the service anew for each of
       // ~130 files cost about a third of the run's CPU. Each file still builds its own database and layers.
-      { test: { ...common, name: "shared-modules", include, exclude: [...configDefaults.exclude, ...freshProcess], isolate: false } },
-      { test: { ...common, name: "isolated", include: freshProcess } }
+      { test: { ...common, name: "shared-modules", include, exclude: [...configDefaults.exclude, ...freshProcess, ...browser], isolate: false } },
+      { test: { ...common, name: "isolated", include: freshProcess } },
+      // On a loaded two-core machine a page's every step waits for the CPU: more time per test, same bounds per step.
+      { test: { ...common, name: "browser", include: browser, isolate: false, testTimeout: 120_000 } }
     ]
   }
 })

@@ -20,6 +20,9 @@ import m0014 from "./0014_oauth_client_trust.ts"
 import m0015 from "./0015_push_queue.ts"
 import m0016 from "./0016_queue_tables_upkeep.ts"
 import m0017 from "./0017_push_message_in_queue.ts"
+import m0018 from "./0018_web_push.ts"
+import m0019 from "./0019_sign_in.ts"
+import m0020 from "./0020_console_reads.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -38,5 +41,8 @@ export const loader = Migrator.fromRecord({
   "0014_oauth_client_trust": m0014,
   "0015_push_queue": m0015,
   "0016_queue_tables_upkeep": m0016,
-  "0017_push_message_in_queue": m0017
+  "0017_push_message_in_queue": m0017,
+  "0018_web_push": m0018,
+  "0019_sign_in": m0019,
+  "0020_console_reads": m0020
 })

@@ -4,6 +4,9 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { PersonActivitiesGroup } from "./app/Activities.ts"
+import { AuthGroup } from "./app/Auth.ts"
+import { PersonPasskeysGroup } from "./app/Passkeys.ts"
+import { PersonSessionsGroup } from "./app/Sessions.ts"
 import { PersonAppsGroup } from "./app/Apps.ts"
 import { PersonConnectorsGroup } from "./app/Connectors.ts"
 import { PersonInvitesGroup } from "./app/Invites.ts"
@@ -12,6 +15,10 @@ import { PersonInteractionsGroup } from "./app/Interactions.ts"
 import { MeGroup } from "./app/Me.ts"
 import { PersonPagesGroup } from "./app/Pages.ts"
 import { PersonTokensGroup } from "./app/Tokens.ts"
+import { PersonInboxGroup } from "./app/Inbox.ts"
+import { PersonTeamsGroup } from "./app/Teams.ts"
+import { PersonOncallGroupsGroup } from "./app/Oncall.ts"
+import { PersonMiniAppsGroup } from "./app/MiniApps.ts"
 import { errorSchemasAsSent } from "./errors.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -25,6 +32,13 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonAppsGroup)
   .add(PersonPagesGroup)
   .add(PersonConnectorsGroup)
+  .add(PersonInboxGroup)
+  .add(PersonTeamsGroup)
+  .add(PersonOncallGroupsGroup)
+  .add(PersonMiniAppsGroup)
+  .add(AuthGroup)
+  .add(PersonPasskeysGroup)
+  .add(PersonSessionsGroup)
   .middleware(RequestErrors)
   // decisions.md: unknown body fields are rejected; all issues are reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

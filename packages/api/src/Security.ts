@@ -5,7 +5,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Scope } from "./domain/Scope.ts"
-import { CommonErrors, MissingScope, RateLimited, Unauthorized } from "./errors.ts"
+import { CommonErrors, CsrfRejected, MissingScope, RateLimited, Unauthorized } from "./errors.ts"
 
 /** The account and token a request acts as, provided by {@link AgentAuth}. */
 export interface AgentPrincipal {
@@ -34,15 +34,36 @@ export class AgentAuth extends HttpApiMiddleware.Service<AgentAuth, { provides: 
   error: [Unauthorized, MissingScope, RateLimited]
 }) {}
 
-/** Bearer session token (`hls_…`) of a signed-in person. */
+/** The cookie a browser's Person API session travels in (HttpOnly, SameSite=Lax, Path=/). */
+export const SESSION_COOKIE = "herald_session"
+
+/** The header a cookie-authenticated change must carry (any non-empty value): a page of another origin cannot send it. */
+export const CSRF_HEADER = "X-Herald-CSRF"
+
+/**
+ * A signed-in person's session (`hls_…`): `Authorization: Bearer hls_…` (the
+ * phone app, scripts, the typed client), or else the `herald_session` cookie
+ * a browser sign-in sets. One scheme on the wire description: the cookie is
+ * read by the same middleware when no `Authorization` header is sent (two
+ * schemes on one middleware would answer the last one's error, not the
+ * credential's), and a cookie-authenticated POST, PUT, PATCH or DELETE must
+ * carry `X-Herald-CSRF` (403 `CSRF_REJECTED` otherwise).
+ */
 export class PersonAuth extends HttpApiMiddleware.Service<PersonAuth, { provides: CurrentPerson }>()("herald/PersonAuth", {
   requiredForClient: true,
   security: {
     sessionToken: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "A person's session token (`hls_…`), created by `herald admin session create`.")
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "A person's session token (`hls_…`): sent as `Authorization: Bearer <token>` (`herald admin session create` " +
+          "makes one), or, from a browser signed in by an e-mailed link or a passkey, the `herald_session` cookie. " +
+          "A request authenticated by the cookie that changes something (POST, PUT, PATCH, DELETE) must send the " +
+          "`X-Herald-CSRF` header (any non-empty value) and, when it sends `Origin`, Herald's public origin; " +
+          "otherwise it answers 403 `CSRF_REJECTED`."
+      )
     )
   },
-  error: Unauthorized
+  error: [Unauthorized, CsrfRejected]
 }) {}
 
 /**

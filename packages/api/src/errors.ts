@@ -57,6 +57,19 @@ export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({
   ...body("Forbidden", "FORBIDDEN")
 }, { httpApiStatus: 403, description: "The account lacks permission (`FORBIDDEN`)." }) {}
 
+/**
+ * 403: a browser request refused as possible cross-site request forgery: a
+ * cookie-authenticated change without `X-Herald-CSRF`, or an `Origin` that is
+ * not Herald's public origin.
+ */
+export class CsrfRejected extends Schema.Error<CsrfRejected>("CsrfRejected")({
+  ...body("CsrfRejected", "CSRF_REJECTED")
+}, {
+  httpApiStatus: 403,
+  description: "Refused as possible cross-site request forgery: a cookie-authenticated POST, PUT, PATCH or DELETE " +
+    "needs the `X-Herald-CSRF` header, and an `Origin` header, when sent, must be Herald's public origin (`CSRF_REJECTED`)."
+}) {}
+
 /** 404: not found for this account; also conceals another account's resource. */
 export class NotFound extends Schema.Error<NotFound>("NotFound")({
   ...body("NotFound", "NOT_FOUND")

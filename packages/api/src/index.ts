@@ -8,7 +8,14 @@ export { AppApi } from "./AppApi.ts"
 export { ApiTokenList, TOKENS_LIST_LIMIT, TokensQuery } from "./agent/Tokens.ts"
 export { DeviceList } from "./agent/Devices.ts"
 export { CreateTokenRequest } from "./app/Tokens.ts"
-export { PushToStartTokenRequest, RegisterDeviceRequest } from "./app/Devices.ts"
+export {
+  PushToStartTokenRequest,
+  RegisterDeviceRequest,
+  RenameDeviceRequest,
+  WEB_PUSH_ENDPOINT_MAX,
+  WebPushKey,
+  WebPushSubscription
+} from "./app/Devices.ts"
 export { HooksApi, InboundAccepted, InboundJson, InboundText } from "./HooksApi.ts"
 export { BillingGroup } from "./agent/Billing.ts"
 export { ActivityFeedQuery, EventList, EventsQuery, IntParam } from "./agent/History.ts"
@@ -19,7 +26,13 @@ export { CreateInteractionRequest, InboxInteractionList, WaitQuery } from "./age
 export { CreateWebhookRequest, ReplyWebhookList, ReplyWebhookWithDeliveries, UpdateWebhookRequest } from "./agent/Webhooks.ts"
 export { AnswerRequest } from "./app/Interactions.ts"
 export { ACTIVITY_TRANSITIONS, LiveActivityList, PropsPatch, StartActivityRequest, StartProps, UpdateActivityRequest } from "./agent/Activities.ts"
-export { UpdateTokenRequest } from "./app/Activities.ts"
+export {
+  LiveActivityTextBudgets,
+  PERSON_ACTIVITIES_LISTED,
+  PersonLiveActivity,
+  PersonLiveActivityList,
+  UpdateTokenRequest
+} from "./app/Activities.ts"
 export { AppList, AppUpdated, CreateAppRequest, ShareAppRequest, UpdateAppRequest } from "./agent/Apps.ts"
 export { AppPreferencesRequest } from "./app/Apps.ts"
 export {
@@ -60,9 +73,20 @@ export {
   UpdateDeviceGroupRequest
 } from "./agent/DeviceGroups.ts"
 export { CreateInviteRequest, INVITES_LISTED, InviteDomain, InviteEmail, TeamInviteList } from "./agent/TeamInvites.ts"
-export { AcceptInviteRequest } from "./app/Invites.ts"
+export { AcceptInviteRequest, InviteCode, InvitePreview } from "./app/Invites.ts"
+export {
+  INBOX_STREAM_PING_SECONDS,
+  INBOX_STREAMS_PER_PERSON,
+  InboxStreamEvent,
+  InboxStreamItem,
+  PersonInboxGroup,
+  PersonReadAllRequest
+} from "./app/Inbox.ts"
+export { PersonTeamsGroup } from "./app/Teams.ts"
+export { PersonOncall, PersonOncallGroup, PersonOncallGroupsGroup } from "./app/Oncall.ts"
+export { MiniAppInstallView, MiniAppSignatureCheck, PersonMiniAppsGroup } from "./app/MiniApps.ts"
 export { CreatePageRequest, DedupKey, PAGES_LISTED_DEFAULT, PagesGroup, PagesQuery } from "./agent/Pages.ts"
-export { PersonPagesGroup } from "./app/Pages.ts"
+export { PERSON_PAGES_LISTED, PersonPageList, PersonPagesGroup, PersonPagesQuery } from "./app/Pages.ts"
 export {
   CreateOncallGroupRequest,
   CreateOverrideRequest,
@@ -121,3 +145,29 @@ export {
 export { AuthorizeQuery, ConsentForm, OAuthAuthorizeGroup } from "./oauth/Authorize.ts"
 export { OAuthTokensGroup, RevokeRequest, TokenRequest, TokenResponse } from "./oauth/Tokens.ts"
 export { OAuthSignInGroup, SignInPage, SignInQuery, SignInToken } from "./oauth/SignIn.ts"
+export {
+  AuthGroup,
+  AuthLinkQuery,
+  AuthenticationResponseJson,
+  ChallengeId,
+  EmailLinkRequest,
+  EmailLinkSent,
+  PasskeyRequestOptions,
+  PasskeySignInRequest,
+  SIGN_IN_EMAIL_WINDOW_MINUTES,
+  SIGN_IN_EMAILS_PER_WINDOW,
+  SIGN_IN_LINK_MINUTES,
+  SIGN_IN_NEXT_MAX,
+  SignInNext
+} from "./app/Auth.ts"
+export {
+  Passkey,
+  PasskeyCreationOptions,
+  PasskeyId,
+  PasskeyList,
+  PASSKEYS_MAX,
+  PersonPasskeysGroup,
+  RegisterPasskeyRequest,
+  RegistrationResponseJson
+} from "./app/Passkeys.ts"
+export { PersonSessionsGroup, SessionId, SessionInfo, SessionList, SESSIONS_LISTED } from "./app/Sessions.ts"

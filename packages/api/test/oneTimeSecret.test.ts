@@ -99,6 +99,7 @@ describe("OneTimeSecret", () => {
 
   it("the annotated endpoints are exactly the ones that hand out a secret (or take one: OAuth's token, revocation and sign-in)", () => {
     assert.deepStrictEqual(endpoints.filter((e) => e.oneTimeSecret).map((e) => e.route).sort(), [
+      "GET /api/app/auth/link",
       "GET /oauth/sign-in",
       "POST /api/agent/connectors",
       "POST /api/agent/connectors/:id/access",
@@ -108,7 +109,9 @@ describe("OneTimeSecret", () => {
       "POST /api/agent/teams/:id/invites",
       "POST /api/agent/webhooks",
       "POST /api/agent/webhooks/:id/rotate-secret",
+      "POST /api/app/auth/passkey",
       "POST /api/app/connectors/:id/passes",
+      "POST /api/app/teams/:id/invites",
       "POST /api/app/tokens",
       "POST /oauth/register",
       "POST /oauth/revoke",

@@ -48,6 +48,13 @@ const keysRotate = Command.make("rotate", {}, () => Effect.flatMap(actions, (run
   )
 )
 
+const webPushRotate = Command.make("rotate", {}, () => Effect.flatMap(actions, (run) => run.webPushRotate)).pipe(
+  Command.withDescription(
+    "Rotate the Web Push (VAPID) key; every browser must subscribe again. Prints the new key as JSON " +
+      "{keyId,publicKey,createdAt,retiredAt,deactivatedDevices,note}"
+  )
+)
+
 const oauthClientCreate = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("The client's name, shown on the consent page (1-100 characters)")),
   redirectUri: Flag.String("redirect-uri").pipe(
@@ -74,12 +81,13 @@ const oauthClientDelete = Command.make("delete", {
 )
 
 export const admin = Command.make("admin").pipe(
-  Command.withDescription("Operator commands (people, sessions, teams, signing keys, OAuth clients)"),
+  Command.withDescription("Operator commands (people, sessions, teams, signing keys, Web Push keys, OAuth clients)"),
   Command.withSubcommands([
     Command.make("user").pipe(Command.withDescription("People"), Command.withSubcommands([userCreate])),
     Command.make("session").pipe(Command.withDescription("Person API sessions"), Command.withSubcommands([sessionCreate, sessionLink])),
     Command.make("team").pipe(Command.withDescription("Teams"), Command.withSubcommands([teamCreate])),
     Command.make("keys").pipe(Command.withDescription("Mini-app package signing keys"), Command.withSubcommands([keysRotate])),
+    Command.make("webpush").pipe(Command.withDescription("Web Push (VAPID) keys"), Command.withSubcommands([webPushRotate])),
     Command.make("oauth-client").pipe(
       Command.withDescription("OAuth clients of remote tools (MCP)"),
       Command.withSubcommands([oauthClientCreate, oauthClientDelete])

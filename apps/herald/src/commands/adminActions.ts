@@ -6,6 +6,7 @@
 import { Console, Effect, Layer } from "effect"
 import { Identity } from "@herald/server/identity/Identity"
 import { Signing } from "@herald/server/miniApps/Signing"
+import { WebPushKeys } from "@herald/server/push/WebPushKeys"
 import { OAuthClients } from "@herald/server/oauth/OAuthClients"
 import { SignInLinks } from "@herald/server/oauth/SignInLinks"
 import { operatorActor } from "@herald/server/teams/AuditTrail"
@@ -53,6 +54,24 @@ export const teamCreate = (name: string, owner: string) =>
 export const keysRotate = Effect.flatMap(Signing, (signing) => signing.rotate).pipe(
   Effect.flatMap(printJson),
   Effect.provide(Signing.layer),
+  Effect.provide(CliDatabase)
+)
+
+/**
+ * Retires the VAPID key browsers subscribe with and makes a new one. Push services refuse pushes signed
+ * with another key than a subscription's, so every browser device is marked inactive and must subscribe
+ * again (the console does when it sees the new key).
+ */
+export const webPushRotate = Effect.flatMap(WebPushKeys, (keys) => keys.rotate).pipe(
+  Effect.flatMap(({ deactivatedDevices, key }) =>
+    printJson({
+      ...key,
+      deactivatedDevices,
+      note: "Browsers subscribed with the old key no longer receive pushes: each must subscribe again " +
+        "(open the console and enable notifications) to be registered with the new key."
+    })
+  ),
+  Effect.provide(WebPushKeys.layer),
   Effect.provide(CliDatabase)
 )
 

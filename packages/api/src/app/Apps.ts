@@ -1,7 +1,9 @@
+/** The person's side of web apps: the apps they can open, their own sign-in consent and disclosure choices. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { App } from "../domain/Apps.ts"
 import { NotFound } from "../errors.ts"
+import { AppList } from "../agent/Apps.ts"
 import { personOperation } from "../Operation.ts"
 import { AppId } from "../Params.ts"
 import { PersonAuth } from "../Security.ts"
@@ -15,6 +17,16 @@ export type AppPreferencesRequest = typeof AppPreferencesRequest.Type
 
 export class PersonAppsGroup extends HttpApiGroup.make("apps")
   .add(
+    HttpApiEndpoint.get("list", "/apps", { success: AppList }).pipe(personOperation({
+      summary: "My web apps",
+      description: "The apps the person added and those shared with every team or family they belong to, newest " +
+        "first, each with the person's own sign-in consent (`consentedAt`, null: not approved yet — an app offered " +
+        "to them) and disclosure choices (`shareName`, `shareEmail`)."
+    })),
+    HttpApiEndpoint.get("get", "/apps/:id", { params: { id: AppId }, success: App, error: NotFound }).pipe(personOperation({
+      summary: "One web app",
+      description: "An app the person added or can see through a team or family, as they see it; any other answers 404."
+    })),
     HttpApiEndpoint.post("consent", "/apps/:id/consent", { params: { id: AppId }, success: App, error: NotFound })
       .pipe(personOperation({
         summary: "Approve sign-in to a web app",

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { AnswerStatus, Interaction } from "../domain/Interactions.ts"
+import { AnswerStatus, InboxInteraction, Interaction } from "../domain/Interactions.ts"
 import { AnswerMismatch, InteractionNotPending, NotFound } from "../errors.ts"
 import { InboxInteractionList } from "../agent/Interactions.ts"
 import { personOperation } from "../Operation.ts"
@@ -22,6 +22,16 @@ export class PersonInteractionsGroup extends HttpApiGroup.make("interactions")
     HttpApiEndpoint.get("list", "/interactions", { success: InboxInteractionList }).pipe(personOperation({
       summary: "My pending prompts",
       description: "The pending prompts addressed to the person, newest first (the latest 200)."
+    })),
+    HttpApiEndpoint.get("get", "/interactions/:id", {
+      params: { id: InteractionId },
+      success: InboxInteraction,
+      error: NotFound
+    }).pipe(personOperation({
+      summary: "One of my prompts",
+      description: "A prompt addressed to the person, in any state (`pending`, answered, `canceled`, `expired`), with " +
+        "its detail, its `expiresAt` and who asks (`sourceName`). When it is no longer pending, `respondingDeviceId` " +
+        "and `respondedAt` tell whether it was answered elsewhere. Another person's prompt answers 404, as a missing one."
     })),
     HttpApiEndpoint.post("answer", "/interactions/:id/answer", {
       params: { id: InteractionId },

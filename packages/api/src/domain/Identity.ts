@@ -45,15 +45,15 @@ export class ApiToken extends Schema.Class<ApiToken>("ApiToken")({
   oauthClient: Schema.optionalKey(Schema.NullOr(OauthClient))
 }) {}
 
-/** Device `platform`. */
-export const Platform = Schema.Literals(["ios", "android"])
+/** Device `platform`: a phone app (APNs, FCM) or a browser subscribed to Web Push. */
+export const Platform = Schema.Literals(["ios", "android", "web"])
 export type Platform = typeof Platform.Type
 
 /** Device `liveActivityTokenEnvironment`: which APNs environment its live-activity tokens belong to. */
 export const LiveActivityTokenEnvironment = Schema.Literals(["sandbox", "production"])
 export type LiveActivityTokenEnvironment = typeof LiveActivityTokenEnvironment.Type
 
-/** Device: a phone registered by the app ("only the phone app holds a push token"); id `dev_…`. */
+/** Device: a phone registered by the app, or a browser subscribed to Web Push; id `dev_…`. */
 export class Device extends Schema.Class<Device>("Device")({
   id: Schema.String,
   platform: Platform,

@@ -30,8 +30,8 @@ export class OAuthSignInGroup extends HttpApiGroup.make("oauthSignIn")
       OpenApi.annotations({
         summary: "Sign a browser in with a one-time link",
         description: "Redeems a one-time sign-in link (`herald admin session link --user …`, valid 15 minutes, " +
-          "usable once): sets the `herald_session` cookie (HttpOnly, SameSite=Lax, Path=/oauth; Secure behind https) " +
-          "to a new Person API session, then redirects (302) to `next` when it is a path starting `/oauth/authorize` " +
+          "usable once): sets the `herald_session` cookie (HttpOnly, SameSite=Lax, Path=/; Secure unless the public URL is plain http on a non-loopback host) " +
+          "to a new Person API session (30 days), then redirects (302) to `next` when it is a path starting `/oauth/authorize` " +
           "(any other `next` is ignored), else answers an HTML page naming who is signed in. An unknown, used or " +
           "expired link answers 400 with an HTML page and signs no one in. Responses carry " +
           "`Referrer-Policy: no-referrer` (the secret is in the URL)."

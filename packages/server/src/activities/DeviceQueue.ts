@@ -29,6 +29,15 @@ export type Sent = Map<string, "accepted" | "failed" | "queued">
 const targetOf = (op: QueuedOperation): PushTarget | "NoPushToStartToken" | "AwaitingUpdateToken" => {
   const environment = op.environment !== null ? { environment: op.environment } : {}
   if (op.platform === "android") return { deviceId: op.deviceId, platform: "android", token: op.pushToken }
+  // A browser shows every operation as a notification under the activity's tag, at its subscription.
+  if (op.platform === "web") {
+    return {
+      deviceId: op.deviceId,
+      platform: "web",
+      token: op.pushToken,
+      ...(op.webPushP256dh !== null && op.webPushAuth !== null ? { webPush: { p256dh: op.webPushP256dh, auth: op.webPushAuth } } : {})
+    }
+  }
   if (op.op === "start") {
     return op.pushToStartToken === null
       ? "NoPushToStartToken"

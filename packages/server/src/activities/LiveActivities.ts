@@ -11,7 +11,10 @@ import {
   LiveActivityList,
   LiveActivityMutation,
   NoLiveActivityDevice,
-  NotFound
+  NotFound,
+  PERSON_ACTIVITIES_LISTED,
+  PersonLiveActivity,
+  PersonLiveActivityList
 } from "@herald/api"
 import type {
   ActivityCapacityExceeded,
@@ -42,7 +45,7 @@ import { ReadModelRepo } from "./ReadModelRepo.ts"
 import { REFRESH_MILLIS, ResidentActivities } from "./ResidentActivities.ts"
 import type { NewActivity } from "./Rows.ts"
 import { makeSweeper } from "./Sweeper.ts"
-import { budgetWarnings } from "./TextBudgets.ts"
+import { budgetWarnings, textBudgets } from "./TextBudgets.ts"
 
 /** Activity ids known to belong to a token (ownership never changes); bounded. */
 const OWNER_CACHE_SIZE = 50_000
@@ -73,6 +76,8 @@ const describe = (o: { readonly accepted: number; readonly failed: number; reado
 export class LiveActivities extends Context.Service<LiveActivities, {
   readonly list: (tokenId: string) => Effect.Effect<LiveActivityList>
   readonly get: (tokenId: string, identifier: string) => Effect.Effect<LiveActivity, NotFound>
+  /** The person's activities from every source, live ones first, each with its card's text budgets. */
+  readonly listForPerson: (userId: string) => Effect.Effect<PersonLiveActivityList>
   readonly start: (agent: AgentPrincipal, input: StartActivityRequest) => Effect.Effect<
     LiveActivityMutation,
     NotFound | ActivityKeyConflict | ActivityCapacityExceeded | NoLiveActivityDevice | ActivityPayloadTooLarge | ServiceUnavailable
@@ -255,6 +260,17 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       list: (tokenId) =>
         Effect.map(readModel.list(tokenId, LIST_LIMIT), (items) => new LiveActivityList({ items }, { disableChecks: true })),
       get: (tokenId, identifier) => Effect.flatMap(found(tokenId, identifier), readModel.record),
+      listForPerson: (userId) =>
+        Effect.map(readModel.listForUser(userId, PERSON_ACTIVITIES_LISTED), (items) =>
+          new PersonLiveActivityList({
+            items: items.map((activity) =>
+              new PersonLiveActivity({
+                ...activity,
+                budgets: textBudgets(activity.props),
+                budgetWarnings: budgetWarnings(activity.props)
+              }, { disableChecks: true })
+            )
+          }, { disableChecks: true })),
       start,
       update,
       end,

@@ -84,7 +84,8 @@ export class QueueRepo extends Context.Service<QueueRepo, {
           GREATEST(0, ceil(EXTRACT(EPOCH FROM o.next_attempt_at - now()) * 1000))::int AS due_in_millis,
           (count(*) OVER (PARTITION BY o.device_id))::int AS behind,
           d.platform, d.push_token, d.push_to_start_token,
-          t.update_token, d.live_activity_token_environment AS environment, d.active AS device_active
+          t.update_token, d.live_activity_token_environment AS environment, d.active AS device_active,
+          d.web_push_p256dh, d.web_push_auth
         FROM live_activity_operations o
         JOIN devices d ON d.id = o.device_id
         JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
@@ -204,7 +205,7 @@ export class QueueRepo extends Context.Service<QueueRepo, {
       JOIN devices d ON d.id = o.device_id
       JOIN live_activity_targets t ON t.activity_id = o.activity_id AND t.device_id = o.device_id
       WHERE o.status = 'queued' AND o.next_attempt_at <= now() - make_interval(secs => ${graceMillis / 1000})
-        AND (o.op = 'start' OR d.platform = 'android' OR t.update_token IS NOT NULL)
+        AND (o.op = 'start' OR d.platform <> 'ios' OR t.update_token IS NOT NULL)
       LIMIT 1000`.pipe(
       Effect.flatMap(decodeActivityIds),
       Effect.map((rows) => rows.map((r) => r.activityId)),

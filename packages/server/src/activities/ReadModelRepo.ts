@@ -83,6 +83,8 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
   readonly findId: (tokenId: string, identifier: string) => Effect.Effect<{ readonly id: string; readonly promptCard: boolean } | undefined>
   /** The activities this token started, newest first, read in one statement. */
   readonly list: (tokenId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
+  /** The person's activities from every token: the live ones first, then the others, each newest first. */
+  readonly listForUser: (userId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
   readonly record: (activityId: string) => Effect.Effect<LiveActivity>
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
 }>()("herald/activities/ReadModelRepo") {
@@ -152,6 +154,18 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
         (rows) => Effect.map(Clock.currentTimeMillis, (now) => rows.map((r) => toRecord(r, now)))
       )
 
+    const live = (status: string) => status === "starting" || status === "active" || status === "partial"
+    const listForUser = (userId: string, limit: number) =>
+      Effect.flatMap(
+        recordRows(sql`a.id IN (SELECT id FROM live_activities WHERE user_id = ${userId}
+                                ORDER BY status IN ('starting', 'active', 'partial') DESC, created_at DESC, id DESC
+                                LIMIT ${limit})`),
+        (rows) =>
+          Effect.map(Clock.currentTimeMillis, (now) =>
+            // Newest first already: a stable sort keeps that order within each part.
+            [...rows].sort((a, b) => Number(live(b.status)) - Number(live(a.status))).map((r) => toRecord(r, now)))
+      )
+
     const outcomeOf = (activityId: string, seq: number) =>
       sql`
         SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
@@ -163,6 +177,6 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
         Effect.orDie
       )
 
-    return ReadModelRepo.of({ liveByKey, findId, list, record, outcomeOf })
+    return ReadModelRepo.of({ liveByKey, findId, list, listForUser, record, outcomeOf })
   }))
 }

@@ -61,13 +61,16 @@ export const QueuedOperation = Schema.Struct({
   dueInMillis: Schema.Number,
   /** The device's unfinished operations, this one included. */
   behind: Schema.Number,
-  platform: Schema.Literals(["ios", "android"]),
+  platform: Schema.Literals(["ios", "android", "web"]),
   pushToken: Schema.String,
   pushToStartToken: Schema.NullOr(Schema.String),
   updateToken: Schema.NullOr(Schema.String),
   environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
   /** False once the device can receive nothing (its token refused for good, or the phone changed hands). */
-  deviceActive: Schema.Boolean
+  deviceActive: Schema.Boolean,
+  /** A browser's Web Push keys (null for phones). */
+  webPushP256dh: Schema.NullOr(Schema.String),
+  webPushAuth: Schema.NullOr(Schema.String)
 })
 export type QueuedOperation = typeof QueuedOperation.Type
 

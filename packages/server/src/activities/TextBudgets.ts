@@ -6,7 +6,7 @@
  * (8 characters) when there is no progress (its percentage wins otherwise);
  * the terminal layout never shows status there (budget 0).
  */
-import { BudgetWarning } from "@herald/api"
+import { BudgetWarning, LiveActivityTextBudgets } from "@herald/api"
 import type { LiveActivityLayout } from "@herald/api"
 
 const budgets: Record<LiveActivityLayout, { readonly title: number; readonly line2: number; readonly detail: number }> = {
@@ -22,8 +22,22 @@ const COMPACT_STATUS = 8
 /** Visible characters, not UTF-16 units: an emoji counts once. */
 const length = (text: string) => [...text].length
 
+/** The layout the card is drawn with: `props.layout`, else `standard`. */
+const layoutOf = (props: Readonly<Record<string, unknown>>): LiveActivityLayout =>
+  (typeof props.layout === "string" && props.layout in budgets ? props.layout : "standard") as LiveActivityLayout
+
+/** The budgets of the props' layout, as the console draws the card with them. */
+export const textBudgets = (props: Readonly<Record<string, unknown>>): LiveActivityTextBudgets => {
+  const layout = layoutOf(props)
+  return new LiveActivityTextBudgets({
+    layout,
+    ...budgets[layout],
+    compactStatus: layout === "terminal" ? 0 : COMPACT_STATUS
+  })
+}
+
 export const budgetWarnings = (props: Readonly<Record<string, unknown>>): ReadonlyArray<BudgetWarning> => {
-  const layout = (typeof props.layout === "string" && props.layout in budgets ? props.layout : "standard") as LiveActivityLayout
+  const layout = layoutOf(props)
   const budget = budgets[layout]
   const text = (field: string) => typeof props[field] === "string" ? props[field] : undefined
   const warnings: Array<BudgetWarning> = []

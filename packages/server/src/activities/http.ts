@@ -29,7 +29,9 @@ export const ActivitiesHandlers = HttpApiBuilder.group(AgentApi, "activities", E
 
 export const PersonActivitiesHandlers = HttpApiBuilder.group(AppApi, "activities", Effect.fn(function*(handlers) {
   const activities = yield* LiveActivities
-  return handlers.handle("updateToken", ({ params, payload }) =>
-    Effect.flatMap(CurrentPerson, (person) =>
-      activities.registerUpdateToken(person.userId, params.id, payload.deviceId, payload.token)).pipe(Effect.as(ok)))
+  return handlers
+    .handle("list", () => Effect.flatMap(CurrentPerson, (person) => activities.listForPerson(person.userId)))
+    .handle("updateToken", ({ params, payload }) =>
+      Effect.flatMap(CurrentPerson, (person) =>
+        activities.registerUpdateToken(person.userId, params.id, payload.deviceId, payload.token)).pipe(Effect.as(ok)))
 }))

@@ -2,7 +2,8 @@
  * Push provider credentials, read once through `Config`. APNs is in use when
  * its key, key id, team id and topic are all set; FCM when its service account
  * is set; the sandbox provider serves every platform whose provider is not
- * configured. A partial configuration is a start-up error that names what is
+ * configured. Web Push needs no credentials (its VAPID keys are the service's
+ * own, push/WebPushKeys.ts), only an optional contact. A partial configuration is a start-up error that names what is
  * missing. Secrets (the .p8 key, the service account) stay `Redacted` and are
  * never printed, not even in error messages.
  */
@@ -53,6 +54,11 @@ export interface FcmConfig {
 export interface PushConfigShape {
   readonly apns: Option.Option<ApnsConfig>
   readonly fcm: Option.Option<FcmConfig>
+  /**
+   * The VAPID `sub` claim (RFC 8292 §2.1): a `mailto:` or `https:` contact for
+   * push services. None: the public URL when it is https, else a placeholder.
+   */
+  readonly webPushSubject: Option.Option<string>
   /** Upper bound of one provider request, connection included. */
   readonly timeout: Duration.Duration
 }
@@ -93,7 +99,13 @@ export const pushVariables = {
   }),
   timeoutMs: Env.integer("PUSH_TIMEOUT_MS", {
     default: 10_000,
-    description: "Upper bound of one push request to APNs or FCM, in milliseconds (positive); a timeout is retried later."
+    description: "Upper bound of one push request to APNs, FCM or a Web Push service, in milliseconds (positive); a timeout is retried later."
+  }),
+  webPushSubject: Env.optionalString("HERALD_WEBPUSH_SUBJECT", {
+    blankIsUnset: true,
+    unset: "`HERALD_PUBLIC_URL` when it is https, else `mailto:webpush@localhost`",
+    description:
+      "The contact Web Push services see in Herald's VAPID signature (`sub`): an email address, a `mailto:` URI or an `https://` URL. Apple's push service refuses a localhost one."
   })
 }
 
@@ -162,6 +174,22 @@ const resolveApns = (r: Raw): Effect.Effect<Option.Option<ApnsConfig>, Config.Co
   })
 }
 
+/** `HERALD_WEBPUSH_SUBJECT` as a VAPID `sub`: a bare email address becomes a `mailto:` URI. */
+const resolveWebPushSubject = (r: Raw): Effect.Effect<Option.Option<string>, Config.ConfigError> => {
+  if (Option.isNone(r.webPushSubject)) return Effect.succeed(Option.none())
+  const value = r.webPushSubject.value.trim()
+  const subject = /^[^\s@:/]+@[^\s@/]+$/.test(value) ? `mailto:${value}` : value
+  const valid = URL.canParse(subject) && (() => {
+    const url = new URL(subject)
+    // web-push warns on every push about an https localhost one (Apple's push service refuses it).
+    return (url.protocol === "mailto:" && url.pathname.includes("@")) ||
+      (url.protocol === "https:" && url.hostname !== "" && url.hostname !== "localhost")
+  })()
+  return valid
+    ? Effect.succeed(Option.some(subject))
+    : fail(`HERALD_WEBPUSH_SUBJECT must be an email address, a mailto: URI or an https:// URL, not ${value}`)
+}
+
 const resolveFcm = (r: Raw): Effect.Effect<Option.Option<FcmConfig>, Config.ConfigError> => {
   if (Option.isNone(r.fcmServiceAccount)) {
     const set = ([["FCM_PROJECT_ID", r.fcmProjectId], ["FCM_ENDPOINT", r.fcmEndpoint]] as const)
@@ -226,7 +254,8 @@ export const pushConfig: Config.Config<PushConfigShape> = raw.pipe(
       if (r.timeoutMs <= 0) return yield* fail(`PUSH_TIMEOUT_MS must be a positive number of milliseconds, not ${r.timeoutMs}`)
       const apns = yield* resolveApns(r)
       const fcm = yield* resolveFcm(r)
-      return { apns, fcm, timeout: Duration.millis(r.timeoutMs) }
+      const webPushSubject = yield* resolveWebPushSubject(r)
+      return { apns, fcm, webPushSubject, timeout: Duration.millis(r.timeoutMs) }
     })
   )
 )

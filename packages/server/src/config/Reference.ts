@@ -13,6 +13,7 @@ import { oncallVariables } from "./OncallConfig.ts"
 import { outboxVariables } from "./OutboxConfig.ts"
 import { pushVariables } from "./PushConfig.ts"
 import { rateLimitVariables } from "./RateLimitConfig.ts"
+import { signInVariables } from "./SignInConfig.ts"
 import { throttleVariables } from "./ThrottleConfig.ts"
 import { webhookVariables } from "./WebhookConfig.ts"
 import { list, type Variable } from "./Variable.ts"
@@ -44,7 +45,9 @@ export const sections: ReadonlyArray<Section> = [
   {
     title: "Push providers",
     intro: "APNs is in use when `APNS_KEY`, `APNS_KEY_ID`, `APNS_TEAM_ID` and `APNS_TOPIC` are all set, FCM when " +
-      "`FCM_SERVICE_ACCOUNT` is; every platform without credentials uses the sandbox provider. A partial " +
+      "`FCM_SERVICE_ACCOUNT` is; every platform without credentials uses the sandbox provider. Browsers always use " +
+      "Web Push, which needs no credentials: its VAPID key is made and kept by the service (rotated with " +
+      "`herald admin webpush rotate`). A partial " +
       "configuration stops the server at start with a message naming what is missing; secrets are never printed.",
     variables: list(pushVariables)
   },
@@ -78,6 +81,12 @@ export const sections: ReadonlyArray<Section> = [
     intro: "Budgets per client address on the routes anyone may call, the Person API and failed authentications " +
       "(see [limits](limits.md#per-address-limits)); `0` turns one off.",
     variables: list(throttleVariables)
+  },
+  {
+    title: "Sign-in",
+    intro: "How a person's e-mailed sign-in links leave (see [operations](operations.md#sign-in)); passkeys need no " +
+      "setting: their relying party is the host of `HERALD_PUBLIC_URL`.",
+    variables: list(signInVariables)
   },
   {
     title: "OAuth client registration",

@@ -21,6 +21,8 @@ export interface ThrottleConfigShape {
   readonly codesPerMinute: number
   /** Failed bearer authentications (401) on the Agent and Person APIs per address per minute; 0 = off. */
   readonly authFailuresPerMinute: number
+  /** Sign-in requests (e-mailed links, passkey ceremonies) per address per minute; 0 = off. */
+  readonly signInPerMinute: number
   /** The proxies whose `X-Forwarded-For` names the client; undefined when none is trusted. */
   readonly trustedProxies: BlockList | undefined
 }
@@ -42,12 +44,17 @@ export const throttleVariables = {
   codesPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_CODES_PER_MINUTE", {
     default: 60,
     description:
-      "Attempts at a guessable code or link (`POST /api/app/invites/accept`, `GET /oauth/sign-in`) per client address per minute, failed ones included; `0` turns the limit off."
+      "Attempts at a guessable code or link (`POST /api/app/invites/accept`, `GET /oauth/sign-in`, `GET /api/app/auth/link`) per client address per minute, failed ones included; `0` turns the limit off."
   }),
   authFailuresPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE", {
     default: 60,
     description:
       "Failed bearer authentications (answers `401`) on the Agent API, the MCP endpoint and the Person API per client address per minute; past it every Agent and Person API request from the address answers `429` until the budget refills, valid tokens included. `0` turns the limit off."
+  }),
+  signInPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_SIGN_IN_PER_MINUTE", {
+    default: 20,
+    description:
+      "Sign-in requests (`POST /api/app/auth/email-link`, `POST /api/app/auth/passkey/options`, `POST /api/app/auth/passkey`) per client address per minute; `0` turns the limit off. Each e-mail address also gets at most 5 links per 15 minutes, whoever asks."
   }),
   trustedProxies: Env.optionalString("HERALD_TRUSTED_PROXIES", {
     description:
@@ -73,6 +80,7 @@ export const throttleConfig: Config.Config<ThrottleConfigShape> = Env.configOf(t
       personApiPerMinute: Math.max(0, c.personApiPerMinute),
       codesPerMinute: Math.max(0, c.codesPerMinute),
       authFailuresPerMinute: Math.max(0, c.authFailuresPerMinute),
+      signInPerMinute: Math.max(0, c.signInPerMinute),
       trustedProxies
     }))
   )

@@ -11,7 +11,8 @@
  * one they are written at once (in the caller's transaction, if any). No repo
  * hands out a statement and no service sees SQL.
  *
- * The rows exist only once `commit` returns: wake workers or send after it.
+ * The rows exist only once `commit` returns: wake workers or send after it
+ * (or register the signal with `afterCommit`, which waits for the unit).
  *
  * One request's bad row must not fail the others it was grouped with: when a
  * group's statement fails (a device deleted a moment after a request was
@@ -57,9 +58,10 @@ export const makeJointWriter = <Row>(
   members: (rows: NonEmptyReadonlyArray<Row>) => ReadonlyArray<Statement.Statement<unknown>>
 ): Writer<Row> => ({ members, statement: (rows) => together(sql, members(rows)) })
 
-/** The rows enlisted so far, by writer, in the order the writers first enlisted. */
+/** The rows enlisted so far, by writer, in the order the writers first enlisted, and what runs once they commit. */
 interface Unit {
   readonly rows: Map<Writer<never>, Array<unknown>>
+  readonly after: Array<Effect.Effect<void>>
   closed: boolean
 }
 
@@ -82,6 +84,21 @@ export const write = <Row>(writer: Writer<Row>, rows: ReadonlyArray<Row>): Effec
     const pending = unit.rows.get(key)
     if (pending === undefined) unit.rows.set(key, [...rows])
     else pending.push(...rows)
+  })
+
+/**
+ * Runs `effect` once what was written so far is committed: after the current
+ * unit of work's statement when there is one, else once the caller's
+ * transaction commits (at once when there is none). Dropped when the write
+ * fails. For signals (telling an open inbox stream), never for work that must
+ * happen: that belongs in a row written with the rest.
+ */
+export const afterCommit = (sql: SqlClient.SqlClient, effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const unit = yield* CurrentUnit
+    if (unit === undefined) return yield* sql.afterCommit(effect)
+    if (unit.closed) return yield* Effect.die(new Error("an after-commit effect joined a unit of work that had already ended"))
+    unit.after.push(effect)
   })
 
 export class UnitOfWork extends Context.Service<UnitOfWork, {
@@ -123,16 +140,19 @@ export class UnitOfWork extends Context.Service<UnitOfWork, {
     const commit = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | MissingReference, R> =>
       Effect.gen(function*() {
         if ((yield* CurrentUnit) !== undefined) return yield* body
-        const unit: Unit = { rows: new Map(), closed: false }
+        const unit: Unit = { rows: new Map(), after: [], closed: false }
         const result = yield* Effect.provideService(body, CurrentUnit, unit).pipe(
           Effect.ensuring(Effect.sync(() => {
             unit.closed = true
           }))
         )
-        if (unit.rows.size === 0) return result
-        // Inside a transaction the unit is that transaction's: it cannot share a statement with other requests.
-        const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
-        yield* inTransaction ? runNow([unit]) : Effect.flatten(groupCommit(unit))
+        if (unit.rows.size > 0) {
+          // Inside a transaction the unit is that transaction's: it cannot share a statement with other requests.
+          const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+          yield* inTransaction ? runNow([unit]) : Effect.flatten(groupCommit(unit))
+        }
+        // Inside a transaction, not before it commits.
+        yield* Effect.forEach(unit.after, (effect) => sql.afterCommit(effect), { discard: true })
         return result
       })
 

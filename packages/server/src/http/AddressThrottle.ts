@@ -10,6 +10,8 @@
  * - `codes`: routes that take a guessable code or link (invite acceptance,
  *   sign-in links): every attempt counts, failed ones included, before the
  *   code is looked up, so guessing is slow whatever the answer.
+ * - `signIn`: the sign-in routes that take no session (an e-mailed link's
+ *   request, the passkey ceremony), which mail or store on anyone's behalf.
  * - `authFailures`: answers `401` on the Agent API (MCP included) and the
  *   Person API. Counted after the answer, refused before authentication once
  *   spent; a request that authenticates costs one map lookup, and none while
@@ -37,7 +39,7 @@ import { requestIdOf } from "./Edge.ts"
 import { routes } from "./Routes.ts"
 import type { Route } from "./Routes.ts"
 
-export type ThrottleClass = "register" | "oauth" | "personApi" | "codes"
+export type ThrottleClass = "register" | "oauth" | "personApi" | "codes" | "signIn"
 
 /** How a refusal is answered: the OAuth error body, an HTML page (browser routes), or Herald's `{error, code}`. */
 export type Answer = "oauth" | "page" | "herald"
@@ -54,7 +56,11 @@ const byRoute: ReadonlyMap<string, Policy> = new Map([
   ["POST /oauth/token", { classes: ["oauth"], answer: "oauth" }],
   ["POST /oauth/revoke", { classes: ["oauth"], answer: "oauth" }],
   ["GET /oauth/sign-in", { classes: ["oauth", "codes"], answer: "page" }],
-  ["POST /api/app/invites/accept", { classes: ["personApi", "codes"], answer: "herald" }]
+  ["POST /api/app/invites/accept", { classes: ["personApi", "codes"], answer: "herald" }],
+  ["POST /api/app/auth/email-link", { classes: ["personApi", "signIn"], answer: "herald" }],
+  ["GET /api/app/auth/link", { classes: ["personApi", "codes"], answer: "page" }],
+  ["POST /api/app/auth/passkey/options", { classes: ["personApi", "signIn"], answer: "herald" }],
+  ["POST /api/app/auth/passkey", { classes: ["personApi", "signIn"], answer: "herald" }]
 ])
 
 const personApi: Policy = { classes: ["personApi"], answer: "herald" }
@@ -79,7 +85,8 @@ export const makeAddressThrottle = (config: ThrottleConfigShape) => {
     register: gcra(config.registerPerMinute),
     oauth: gcra(config.oauthPerMinute),
     personApi: gcra(config.personApiPerMinute),
-    codes: gcra(config.codesPerMinute)
+    codes: gcra(config.codesPerMinute),
+    signIn: gcra(config.signInPerMinute)
   }
   const failures = gcra(config.authFailuresPerMinute)
 
@@ -151,6 +158,7 @@ const messages: Record<ThrottleClass | "authFailures", string> = {
   oauth: "Too many authorization requests from this address",
   personApi: "Too many requests from this address",
   codes: "Too many attempts at a code or link from this address",
+  signIn: "Too many sign-in requests from this address",
   authFailures: "Too many failed authentications from this address"
 }
 

@@ -14,10 +14,12 @@ import {
   ValidationFailed
 } from "@herald/api"
 import type { CreateTokenRequest, RegisterDeviceRequest, Scope, TokensQuery } from "@herald/api"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
 import { displayPrefix, generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { TOKENS_LIST_LIMIT } from "../config/Limits.ts"
+import { WebhookConfig } from "../config/WebhookConfig.ts"
+import { normalizedKeys, subscriptionIssues } from "../push/WebPushSubscriptions.ts"
 import { makeId } from "../lib/Ids.ts"
 import { IdentityRepo, isUniqueViolation } from "./Repo.ts"
 
@@ -35,12 +37,15 @@ export class Identity extends Context.Service<Identity, {
   readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<void, NotFound>
   readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
   readonly removeDevice: (userId: string, deviceId: string) => Effect.Effect<void, NotFound>
-  readonly registerDevice: (userId: string, input: RegisterDeviceRequest) => Effect.Effect<Device>
+  readonly registerDevice: (userId: string, input: RegisterDeviceRequest) => Effect.Effect<Device, ValidationFailed>
+  readonly renameDevice: (userId: string, deviceId: string, deviceName: string | null) => Effect.Effect<Device, NotFound>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Device, NotFound>
 }>()("herald/Identity") {
   static readonly layerNoDeps = Layer.effect(Identity, Effect.gen(function*() {
     const repo = yield* IdentityRepo
     const credentials = yield* Credentials
+    // A browser's push endpoint is a user-supplied URL: the reply webhooks' address rules judge it.
+    const { allowPrivateNetwork } = yield* WebhookConfig
 
     const createUser = Effect.fn("Identity.createUser")(function*(input: { email: string; name: string }) {
       // decisions.md: strings are trimmed of nothing.
@@ -140,17 +145,49 @@ export class Identity extends Context.Service<Identity, {
     })
 
     const registerDevice = Effect.fn("Identity.registerDevice")(function*(userId: string, input: RegisterDeviceRequest) {
+      const id = yield* makeId("dev")
+      if (input.platform === "web") {
+        // The endpoint is judged without DNS here; every push resolves and judges it again.
+        const policy = { allowPrivateNetwork, timeout: Duration.seconds(10), maxRedirects: 0 }
+        const issues = yield* subscriptionIssues(policy, input.subscription)
+        if (issues.length > 0) return yield* new ValidationFailed({ error: "The push subscription cannot be used.", issues })
+        const keys = normalizedKeys(input.subscription)
+        // A browser's endpoint names its subscription, as a push token names an app install.
+        return yield* repo.upsertDevice({
+          id,
+          userId,
+          platform: "web",
+          deviceName: input.deviceName ?? null,
+          pushToken: input.subscription.endpoint,
+          liveActivitiesCapable: input.liveActivitiesCapable ?? false,
+          interactiveLiveActivitiesCapable: false,
+          liveActivityTokenEnvironment: null,
+          webPushP256dh: keys.p256dh,
+          webPushAuth: keys.auth
+        })
+      }
       return yield* repo.upsertDevice({
-        id: yield* makeId("dev"),
+        id,
         userId,
         platform: input.platform,
         deviceName: input.deviceName ?? null,
         pushToken: input.pushToken,
         liveActivitiesCapable: input.liveActivitiesCapable ?? false,
         interactiveLiveActivitiesCapable: input.interactiveLiveActivitiesCapable ?? false,
-        liveActivityTokenEnvironment: input.liveActivityTokenEnvironment ?? null
+        liveActivityTokenEnvironment: input.liveActivityTokenEnvironment ?? null,
+        webPushP256dh: null,
+        webPushAuth: null
       })
     })
+
+    const renameDevice = Effect.fn("Identity.renameDevice")(
+      function*(userId: string, deviceId: string, deviceName: string | null) {
+        return yield* Effect.flatMap(repo.renameDevice(userId, deviceId, deviceName), Option.match({
+          onNone: () => Effect.fail(notFound("Device")),
+          onSome: Effect.succeed
+        }))
+      }
+    )
 
     const setPushToStartToken = Effect.fn("Identity.setPushToStartToken")(
       function*(userId: string, deviceId: string, token: string) {
@@ -181,11 +218,13 @@ export class Identity extends Context.Service<Identity, {
       listDevices: repo.listDevices,
       removeDevice,
       registerDevice,
+      renameDevice,
       setPushToStartToken
     })
   }))
 
   static readonly layer = Identity.layerNoDeps.pipe(
+    Layer.provide(WebhookConfig.layer),
     Layer.provideMerge(Credentials.layer),
     Layer.provideMerge(IdentityRepo.layer)
   )

@@ -54,12 +54,16 @@ export interface NewToken {
 export interface NewDevice {
   readonly id: string
   readonly userId: string
-  readonly platform: "ios" | "android"
+  readonly platform: "ios" | "android" | "web"
   readonly deviceName: string | null
+  /** A phone's provider token; a browser's push service endpoint. */
   readonly pushToken: string
   readonly liveActivitiesCapable: boolean
   readonly interactiveLiveActivitiesCapable: boolean
   readonly liveActivityTokenEnvironment: "sandbox" | "production" | null
+  /** A browser's Web Push keys (base64url); null for phones. */
+  readonly webPushP256dh: string | null
+  readonly webPushAuth: string | null
 }
 
 /** True when the failure is a unique violation (an email or a push token already taken). */
@@ -99,6 +103,7 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly upsertDevice: (device: NewDevice) => Effect.Effect<Device>
   readonly deleteDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Option.Option<Device>>
+  readonly renameDevice: (userId: string, deviceId: string, deviceName: string | null) => Effect.Effect<Option.Option<Device>>
   /** The active devices of these accounts, in registration order. */
   readonly activeDevices: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TargetDevice>>
   /** Those of `deviceIds` that are the account's (active or not), in registration order. */
@@ -232,13 +237,17 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
         pushToken: Schema.String,
         liveActivitiesCapable: Schema.Boolean,
         interactiveLiveActivitiesCapable: Schema.Boolean,
-        liveActivityTokenEnvironment: Schema.NullOr(Schema.String)
+        liveActivityTokenEnvironment: Schema.NullOr(Schema.String),
+        webPushP256dh: Schema.NullOr(Schema.String),
+        webPushAuth: Schema.NullOr(Schema.String)
       }),
       Result: Device,
       execute: (d) =>
         sql`INSERT INTO devices ${sql.insert(d)}
             ON CONFLICT (platform, push_token) DO UPDATE SET
               device_name = excluded.device_name,
+              web_push_p256dh = excluded.web_push_p256dh,
+              web_push_auth = excluded.web_push_auth,
               live_activities_capable = excluded.live_activities_capable,
               interactive_live_activities_capable = excluded.interactive_live_activities_capable,
               live_activity_token_environment = excluded.live_activity_token_environment,
@@ -263,6 +272,15 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       execute: ({ deviceId, token, userId }) =>
         sql`UPDATE devices SET push_to_start_token = ${token}, live_activity_token_updated_at = now(),
                                updated_at = now(), last_seen_at = now()
+            WHERE id = ${deviceId} AND user_id = ${userId}
+            RETURNING ${deviceColumns(sql)}`
+    })
+
+    const renameDevice = SqlSchema.findOneOption({
+      Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String, deviceName: Schema.NullOr(Schema.String) }),
+      Result: Device,
+      execute: ({ deviceId, deviceName, userId }) =>
+        sql`UPDATE devices SET device_name = ${deviceName}, updated_at = now()
             WHERE id = ${deviceId} AND user_id = ${userId}
             RETURNING ${deviceColumns(sql)}`
     })
@@ -326,7 +344,8 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
       upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
       deleteDevice: (userId, deviceId) => deleteDevice({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),
-      setPushToStartToken: (userId, deviceId, token) => setPushToStartToken({ userId, deviceId, token }).pipe(Effect.orDie)
+      setPushToStartToken: (userId, deviceId, token) => setPushToStartToken({ userId, deviceId, token }).pipe(Effect.orDie),
+      renameDevice: (userId, deviceId, deviceName) => renameDevice({ userId, deviceId, deviceName }).pipe(Effect.orDie)
     })
   }))
 }

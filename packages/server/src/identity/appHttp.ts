@@ -1,8 +1,9 @@
 /** Person API handlers of the identity capability. */
-import { AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries } from "@herald/api"
+import { AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries, WebPushKey } from "@herald/api"
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
+import { WebPushKeys } from "../push/WebPushKeys.ts"
 import { Identity } from "./Identity.ts"
 
 export const MeHandlers = HttpApiBuilder.group(AppApi, "me", Effect.fn(function*(handlers) {
@@ -24,6 +25,7 @@ export const PersonTokensHandlers = HttpApiBuilder.group(AppApi, "tokens", Effec
 export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Effect.fn(function*(handlers) {
   const identity = yield* Identity
   const sandbox = yield* SandboxRepo
+  const webPushKeys = yield* WebPushKeys
   return handlers
     .handle("register", ({ payload }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.registerDevice(person.userId, payload)))
@@ -31,6 +33,9 @@ export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Eff
       Effect.flatMap(CurrentPerson, (person) => identity.listDevices(person.userId)).pipe(
         Effect.map((items) => new DeviceList({ items }))
       ))
+    .handle("rename", ({ params, payload }) =>
+      Effect.flatMap(CurrentPerson, (person) => identity.renameDevice(person.userId, params.id, payload.deviceName)))
+    .handle("webPushKey", () => Effect.map(webPushKeys.publicKey, (publicKey) => new WebPushKey({ publicKey })))
     .handle("remove", ({ params }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.removeDevice(person.userId, params.id)).pipe(Effect.as(ok)))
     .handle("pushToStartToken", ({ params, payload }) =>

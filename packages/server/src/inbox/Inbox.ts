@@ -5,7 +5,9 @@
  * Paging is keyset on `seq` (strictly below the last item shown), so items
  * that arrive while a caller pages never shift a page: nothing is skipped or
  * repeated. Cursors and read-through tokens are signed (Cursor.ts) with a key
- * kept in `server_secrets`, read once when the layer starts.
+ * kept in `server_secrets`, read once when the layer starts. A read mark is
+ * announced to the person's open inbox streams (InboxWrites.changed), so
+ * every open console shows the same read state.
  */
 import { BadRequest, InboxNotificationDetail, InboxNotificationPage, InboxProjects, NotFound, ReadAllResult, ReadMark } from "@herald/api"
 import type { InboxListQuery, InboxOrigin } from "@herald/api"
@@ -14,6 +16,7 @@ import { ServerSecrets } from "../db/ServerSecrets.ts"
 import { filterKey, makeInboxTokens } from "./Cursor.ts"
 import { InboxRepo } from "./InboxRepo.ts"
 import type { ProjectFilter } from "./InboxRepo.ts"
+import { InboxWrites } from "./InboxWrites.ts"
 
 /** spec Limits: inbox list `limit` 1–50; 20 when absent. */
 export const DEFAULT_LIST_LIMIT = 20
@@ -39,9 +42,12 @@ export class Inbox extends Context.Service<Inbox, {
   readonly markRead: (userId: string, ref: string) => Effect.Effect<ReadMark, NotFound>
   readonly markUnread: (userId: string, ref: string) => Effect.Effect<ReadMark, NotFound>
   readonly readAll: (userId: string, readThroughToken: string) => Effect.Effect<ReadAllResult, BadRequest>
+  /** Marks every item the inbox holds now read (the Person API's read-all without a token). */
+  readonly readAllNow: (userId: string) => Effect.Effect<ReadAllResult>
 }>()("herald/Inbox") {
   static readonly layerNoDeps = Layer.effect(Inbox, Effect.gen(function*() {
     const repo = yield* InboxRepo
+    const writes = yield* InboxWrites
     const secrets = yield* ServerSecrets
     // The first server to start creates the key; every server (and restart) reads that one.
     const tokens = makeInboxTokens(yield* secrets.key(CURSOR_KEY_NAME))
@@ -96,6 +102,7 @@ export class Inbox extends Context.Service<Inbox, {
         const key = { userId, ...parseRef(ref) }
         const result = yield* (read ? repo.markRead(key) : repo.markUnread(key))
         if (Option.isNone(result)) return yield* notFound
+        if (result.value.wasRead !== read) yield* writes.changed([{ userId, ref }])
         return new ReadMark({ ok: true, readAt: result.value.readAt, idempotent: result.value.wasRead === read })
       })
 
@@ -107,15 +114,20 @@ export class Inbox extends Context.Service<Inbox, {
       return new ReadAllResult({ ok: true, marked: yield* repo.readThrough(userId, seq.value) })
     })
 
+    const readAllNow = Effect.fn("Inbox.readAllNow")(function*(userId: string) {
+      return new ReadAllResult({ ok: true, marked: yield* repo.readThrough(userId, yield* repo.topSeq(userId)) })
+    })
+
     return Inbox.of({
       projects,
       list,
       get,
       markRead: mark(true),
       markUnread: mark(false),
-      readAll
+      readAll,
+      readAllNow
     })
   }))
 
-  static readonly layer = Inbox.layerNoDeps.pipe(Layer.provide([InboxRepo.layer, ServerSecrets.layer]))
+  static readonly layer = Inbox.layerNoDeps.pipe(Layer.provide([InboxRepo.layer, ServerSecrets.layer, InboxWrites.layer]))
 }

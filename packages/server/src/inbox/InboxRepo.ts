@@ -7,6 +7,7 @@ import { BodyFormat, InboxNotificationDetail, InboxNotificationSummary, InboxOri
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
+import { INBOX_CHANNEL } from "./InboxSignals.ts"
 
 /** The first key of the inbox's per-person advisory locks (the second is the person's hash). */
 const INBOX_LOCK_SPACE = 7_031
@@ -85,6 +86,8 @@ export class InboxRepo extends Context.Service<InboxRepo, {
   readonly markUnread: (key: ItemKey) => Effect.Effect<Option.Option<MarkRow>>
   /** Marks the account's unread items with `seq` up to `seq` read; answers how many. */
   readonly readThrough: (userId: string, seq: string) => Effect.Effect<number>
+  /** Sends these NOTIFY payloads on the inbox's channel (InboxSignals.ts), in a statement of their own. */
+  readonly announce: (payloads: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("herald/InboxRepo") {
   static readonly layer = Layer.effect(InboxRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -241,6 +244,11 @@ export class InboxRepo extends Context.Service<InboxRepo, {
             ) SELECT count(*)::int AS n FROM marked`
     })
 
+    const announce = SqlSchema.void({
+      Request: Schema.Array(Schema.String),
+      execute: (payloads) => sql`SELECT pg_notify(${INBOX_CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`
+    })
+
     return InboxRepo.of({
       insert: (rows) =>
         Arr.isReadonlyArrayNonEmpty(rows) ? insertCounted(rows).pipe(Effect.map((row) => row.n), Effect.orDie) : Effect.succeed(0),
@@ -253,7 +261,8 @@ export class InboxRepo extends Context.Service<InboxRepo, {
       receipts: (k) => receipts(k).pipe(Effect.orDie),
       markRead: (k) => markRead(k).pipe(Effect.orDie),
       markUnread: (k) => markUnread(k).pipe(Effect.orDie),
-      readThrough: (userId, seq) => readThrough({ userId, seq }).pipe(Effect.map((row) => row.n), Effect.orDie)
+      readThrough: (userId, seq) => readThrough({ userId, seq }).pipe(Effect.map((row) => row.n), Effect.orDie),
+      announce: (payloads) => payloads.length === 0 ? Effect.void : announce(payloads).pipe(Effect.orDie)
     })
   }))
 }

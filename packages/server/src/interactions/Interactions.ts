@@ -65,6 +65,8 @@ export class Interactions extends Context.Service<Interactions, {
   ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded | ServiceUnavailable>
   readonly pending: (userId: string) => Effect.Effect<ReadonlyArray<InboxInteraction>>
   readonly get: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound>
+  /** A prompt addressed to the person, in any state, with its source (the console's prompt page). */
+  readonly getForPerson: (userId: string, id: string) => Effect.Effect<InboxInteraction, NotFound>
   readonly wait: (tokenId: string, id: string, timeoutSeconds: number | undefined) => Effect.Effect<Interaction, NotFound | ServiceUnavailable | Unauthorized>
   readonly cancel: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound | InteractionNotPending | ServiceUnavailable>
   readonly answer: (
@@ -275,6 +277,8 @@ export class Interactions extends Context.Service<Interactions, {
       create,
       pending: (userId) => repo.pending(userId, MAX_PENDING_LISTED),
       get,
+      getForPerson: (userId, id) =>
+        Effect.flatMap(repo.findInboxForUser(id, userId), (found) => found === undefined ? notFound : Effect.succeed(found)),
       wait,
       cancel,
       answer,

@@ -125,6 +125,8 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
   readonly ownedByUser: (id: string, userId: string) => Effect.Effect<boolean>
   /** The account's pending prompts, newest first. */
   readonly pending: (userId: string, limit: number) => Effect.Effect<ReadonlyArray<InboxInteraction>>
+  /** A prompt of this account in any state, as the person's inbox shows it (with its source). */
+  readonly findInboxForUser: (id: string, userId: string) => Effect.Effect<InboxInteraction | undefined>
   /**
    * Moves a pending prompt to its next status (in the caller's transaction);
    * none when it is no longer pending (or does not exist).
@@ -174,16 +176,22 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
     const tokenOwns = existsWhere(ForToken, ({ id, tokenId }) => sql`i.id = ${id} AND i.token_id = ${tokenId}`)
     const userOwns = existsWhere(ForUser, ({ id, userId }) => sql`i.id = ${id} AND i.user_id = ${userId}`)
 
+    const inboxColumns = sql`${columns(sql)}, i.source_name, NULL::text AS source_image_url, i.project_id`
     const pending = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.String, limit: Schema.Int }),
       Result: InboxInteraction,
       execute: ({ limit, userId }) =>
         sql`
-          SELECT ${columns(sql)}, i.source_name, NULL::text AS source_image_url, i.project_id
+          SELECT ${inboxColumns}
           FROM interactions i
           WHERE i.user_id = ${userId} AND i.status = 'pending' AND i.expires_at > now()
           ORDER BY i.created_at DESC, i.id DESC
           LIMIT ${limit}`
+    })
+    const inboxByUser = SqlSchema.findAll({
+      Request: ForUser,
+      Result: InboxInteraction,
+      execute: ({ id, userId }) => sql`SELECT ${inboxColumns} FROM interactions i WHERE i.id = ${id} AND i.user_id = ${userId}`
     })
 
     const setClause = (change: Change) => {
@@ -256,6 +264,7 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
       ownedByToken: (id, tokenId) => tokenOwns({ id, tokenId }).pipe(Effect.map((r) => r.found), Effect.orDie),
       ownedByUser: (id, userId) => userOwns({ id, userId }).pipe(Effect.map((r) => r.found), Effect.orDie),
       pending: (userId, limit) => pending({ userId, limit }).pipe(Effect.orDie),
+      findInboxForUser: (id, userId) => inboxByUser({ id, userId }).pipe(Effect.map(first), Effect.orDie),
       transition,
       announce: (payload) => announce(payload).pipe(Effect.orDie),
       retireAlerts,

@@ -8,6 +8,7 @@
 import type { Interaction } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
 import { LiveActivities } from "../activities/LiveActivities.ts"
+import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
@@ -26,6 +27,7 @@ export class Transitions extends Context.Service<Transitions, {
     const activities = yield* LiveActivities
     const wakeups = yield* PromptWakeups
     const outbox = yield* Outbox
+    const inbox = yield* InboxWrites
 
     /** Queues the removal command for the devices that show the prompt's alert (in the transaction). */
     const retireAlert = (id: string) =>
@@ -49,6 +51,8 @@ export class Transitions extends Context.Service<Transitions, {
         if (result === undefined) return undefined
         // Delivered at commit to the other processes, whose waiters of this prompt it wakes.
         yield* repo.announce(wakeups.payload(id))
+        // And the person's open inbox streams, wherever they are held.
+        yield* inbox.changed([{ userId: result.routing.userId, ref: `interaction:${id}` }])
         const queued = yield* deliveries.enqueueOutcome(result.interaction, result.routing, eventTypeOf(result.interaction.status))
         // Its alert leaves every tray (its buttons would only meet a 409); a card ends with it.
         const card = result.interaction.presentation === "live_activity"

@@ -42,6 +42,7 @@ export const PersonInteractionsHandlers = HttpApiBuilder.group(AppApi, "interact
   const interactions = yield* Interactions
   return handlers
     .handle("list", () => Effect.flatMap(CurrentPerson, (person) => Effect.map(interactions.pending(person.userId), list)))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentPerson, (person) => interactions.getForPerson(person.userId, params.id)))
     .handle("answer", ({ params, payload }) =>
       Effect.flatMap(CurrentPerson, (person) => interactions.answer(person.userId, params.id, payload)))
 }))

@@ -11,6 +11,7 @@ const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 export type IdPrefix =
   | "usr" | "tok" | "ses" | "dev" | "svc" | "whk" | "whd" | "evt" | "anot" | "int" | "act" | "app"
   | "team" | "inv" | "grp" | "ocg" | "ovr" | "page" | "conn" | "pkg" | "aud" | "ocl" | "org" | "sbx" | "rcp" | "afi" | "mrep"
+  | "pky" | "wac"
 
 /** The id body for a given time and 10 random bytes. */
 export const encodeIdBody = (millis: number, random: Uint8Array): string => {

@@ -1,9 +1,10 @@
 /**
  * Mini-app packages: publish (validate, store the request's bytes, sign),
- * and the owner's reads. Packages are immutable: nothing here changes one.
+ * and the owner's reads, one of them with its signature checked for the
+ * install page. Packages are immutable: nothing here changes one.
  * Review-state changes are miniApps review (another service).
  */
-import { Forbidden, MiniAppPackage, NotFound, ValidationFailed } from "@herald/api"
+import { Forbidden, MiniAppInstallView, MiniAppPackage, MiniAppSignatureCheck, NotFound, ValidationFailed } from "@herald/api"
 import type { LimitReached, MiniAppArchive } from "@herald/api"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -29,6 +30,8 @@ export interface Published {
 export class Packages extends Context.Service<Packages, {
   readonly list: (userId: string) => Effect.Effect<ReadonlyArray<MiniAppPackage>>
   readonly get: (userId: string, packageId: string) => Effect.Effect<MiniAppPackage, NotFound>
+  /** `get`, with its signature checked against every listed key (the install page). */
+  readonly inspect: (userId: string, packageId: string) => Effect.Effect<MiniAppInstallView, NotFound>
   /** The archive's exact bytes and their SHA-256 (hex), for an installable package of the owner. */
   readonly archive: (
     userId: string,
@@ -52,13 +55,33 @@ export class Packages extends Context.Service<Packages, {
     const existing = (userId: string, digest: string) =>
       Effect.map(repo.findByDigest(userId, digest), Option.map((row): Published => ({ pkg: toRecord(row), created: false })))
 
+    const get = (userId: string, packageId: string) =>
+      Effect.flatMap(repo.get(userId, packageId, "available"), Option.match({
+        onNone: () => Effect.fail(packageNotFound),
+        onSome: (row) => Effect.succeed(toRecord(row))
+      }))
+
+    const inspect = Effect.fn("Packages.inspect")(function*(userId: string, packageId: string) {
+      const pkg = yield* get(userId, packageId)
+      const key = yield* signing.verify(pkg.packageId, pkg.archiveSha256, pkg.archiveBytes, pkg.signature)
+      const signature = new MiniAppSignatureCheck({
+        algorithm: "Ed25519",
+        verified: Option.isSome(key),
+        keyId: Option.match(key, { onNone: () => null, onSome: (k) => k.keyId }),
+        publicKey: Option.match(key, { onNone: () => null, onSome: (k) => k.publicKey }),
+        keyRetired: Option.match(key, { onNone: () => false, onSome: (k) => k.retiredAt !== null })
+      })
+      return new MiniAppInstallView({
+        package: pkg,
+        signature,
+        installable: pkg.reviewState === "personal-only" && signature.verified
+      })
+    })
+
     return Packages.of({
       list: (userId) => Effect.map(repo.list(userId, "installable"), (rows) => rows.map(toRecord)),
-      get: (userId, packageId) =>
-        Effect.flatMap(repo.get(userId, packageId, "available"), Option.match({
-          onNone: () => Effect.fail(packageNotFound),
-          onSome: (row) => Effect.succeed(toRecord(row))
-        })),
+      get,
+      inspect,
       archive: (userId, packageId) =>
         Effect.flatMap(repo.archive(userId, packageId, "installable"), Option.match({
           onNone: () => Effect.fail(packageNotFound),

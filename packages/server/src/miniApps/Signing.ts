@@ -6,12 +6,13 @@
  * first is made on first need, and concurrent first needs converge on one
  * (the losing insert does nothing and both read the winner). A rotation
  * retires the current key and makes a new one; retired keys stay listed so
- * the signatures they made still verify.
+ * the signatures they made still verify, and `verify` checks a signature as a
+ * phone would: against every listed key.
  */
 import { MiniAppSigningKey } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from "node:crypto"
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto"
 
 const KeyRow = Schema.Struct({
   keyId: Schema.String,
@@ -58,6 +59,13 @@ export class Signing extends Context.Service<Signing, {
   ) => Effect.Effect<{ readonly signature: string; readonly keyId: string }>
   /** Retires the current key (if any) and makes a new current one; answers the new key. */
   readonly rotate: Effect.Effect<MiniAppSigningKey>
+  /** The listed key under which `signature` verifies `{packageId}.{archiveSha256}.{archiveBytes}`; none when no key does. */
+  readonly verify: (
+    packageId: string,
+    archiveSha256: string,
+    archiveBytes: number,
+    signature: string
+  ) => Effect.Effect<Option.Option<MiniAppSigningKey>>
 }>()("herald/miniApps/Signing") {
   static readonly layer = Layer.effect(Signing, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -98,8 +106,25 @@ export class Signing extends Context.Service<Signing, {
       return key
     }
 
+    const keys = all(undefined).pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
+
+    // Only the public half is used, as a phone holding GET /mini-apps/keys would.
+    const verifies = (key: MiniAppSigningKey, text: Buffer, signature: Buffer) => {
+      try {
+        return verify(null, text, createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.publicKey }, format: "jwk" }), signature)
+      } catch {
+        return false
+      }
+    }
+
     return Signing.of({
-      keys: all(undefined).pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie),
+      keys,
+      verify: (packageId, archiveSha256, archiveBytes, signature) =>
+        Effect.map(keys, (listed) => {
+          const text = Buffer.from(signedText(packageId, archiveSha256, archiveBytes), "utf8")
+          const bytes = Buffer.from(signature, "base64url")
+          return Option.fromNullishOr(listed.find((key) => verifies(key, text, bytes)))
+        }),
       sign: (packageId, archiveSha256, archiveBytes) =>
         Effect.map(current, (row) => ({
           keyId: row.keyId,

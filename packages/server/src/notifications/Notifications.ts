@@ -136,6 +136,8 @@ export class Notifications extends Context.Service<Notifications, {
       const notificationId = ref.startsWith("notification:") ? ref.slice("notification:".length) : ref
       const target = yield* repo.withdraw(userId, notificationId)
       if (target === undefined) return yield* new NotFound({ error: "Notification not found." })
+      // Withdrawn (and read) whatever the devices say next: the person's open inbox shows it.
+      yield* inbox.changed([{ userId, ref: `notification:${notificationId}` }])
       const devices = target.acceptedDeviceIds
       if (devices.length === 0) {
         return yield* new WithdrawFailed({ error: "No device had accepted this notification; nothing to withdraw." })

@@ -1,17 +1,17 @@
 /**
  * The signed-in person of a browser request (the OAuth consent page): a
- * Person API session carried by the `herald_session` cookie, which a
- * one-time sign-in link sets (`herald admin session link`), or sent as
- * `Authorization: Bearer hls_…` by a script. Either is checked exactly as the
- * Person API checks a session (auth/Credentials.ts), so a revoked or expired
- * session signs no one in.
+ * Person API session carried by the `herald_session` cookie, which any
+ * browser sign-in sets (an e-mailed link, a passkey, `herald admin session
+ * link`; auth/SessionCookie.ts), or sent as `Authorization: Bearer hls_…` by
+ * a script. Either is checked exactly as the Person API checks a session
+ * (auth/Credentials.ts), so a revoked or expired session signs no one in.
  */
 import { Effect, Option } from "effect"
-import { Cookies, HttpServerRequest } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { Credentials } from "../auth/Credentials.ts"
+import { SESSION_COOKIE, sessionCookieOf, sessionCookieOptions } from "../auth/SessionCookie.ts"
 
-/** The cookie's name; HttpOnly, SameSite=Lax, Path=/oauth, Secure when the public URL is https. */
-export const SESSION_COOKIE = "herald_session"
+export { SESSION_COOKIE, sessionCookieOptions }
 
 export interface SignedIn {
   readonly userId: string
@@ -20,8 +20,8 @@ export interface SignedIn {
 
 /** The session token of a request: its cookie first, else a bearer session token. */
 export const sessionTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
-  const cookie = request.cookies[SESSION_COOKIE]
-  if (cookie !== undefined && cookie !== "") return cookie
+  const cookie = sessionCookieOf(request)
+  if (cookie !== undefined) return cookie
   const authorization = request.headers["authorization"]
   if (authorization !== undefined && authorization.startsWith("Bearer hls_")) return authorization.slice("Bearer ".length)
   return undefined
@@ -38,12 +38,3 @@ export const signedIn = (request: HttpServerRequest.HttpServerRequest): Effect.E
       Effect.catch(() => Effect.succeed(Option.none<SignedIn>()))
     )
   })
-
-/** The `Set-Cookie` options of the session cookie, for a public URL. */
-export const sessionCookieOptions = (publicUrl: string): Cookies.Cookie["options"] => ({
-  httpOnly: true,
-  sameSite: "lax",
-  path: "/oauth",
-  secure: publicUrl.startsWith("https:"),
-  maxAge: "30 days"
-})

@@ -1,14 +1,17 @@
 /**
- * One-time sign-in links: how a person signs a browser in to approve an OAuth
- * client (the consent page needs a signed-in person, and Herald has no
- * passwords). An operator or the person runs `herald admin session link`; the
- * link carries an `hll_…` secret, stored hashed, usable once within 15
- * minutes; redeeming it opens a new Person API session, which the route
- * (signInHttp.ts) puts in the `herald_session` cookie.
+ * One-time sign-in links: how a person signs a browser in (Herald has no
+ * passwords). Two kinds share one table and one secret: the link an operator
+ * or the person prints with `herald admin session link` (to approve an OAuth
+ * client: `/oauth/sign-in`, signInHttp.ts), and the link mailed on request
+ * from the console (`/api/app/auth/link`, auth/EmailSignIn.ts). Each carries
+ * an `hll_…` secret, stored hashed, usable once within 15 minutes; redeeming
+ * it opens a new browser session (auth/BrowserSessions.ts), which the route
+ * puts in the `herald_session` cookie.
  */
-import { NotFound, ValidationFailed } from "@herald/api"
+import { NotFound, SIGN_IN_NEXT_MAX, ValidationFailed } from "@herald/api"
 import type { Person } from "@herald/api"
 import { Context, Effect, Layer, Option } from "effect"
+import { BrowserSessions } from "../auth/BrowserSessions.ts"
 import { generateSecret, hashSecret, isWellFormed } from "../auth/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Identity } from "../identity/Identity.ts"
@@ -35,6 +38,21 @@ export const authorizationNext = (publicUrl: string, next: string | undefined): 
   return resolved !== null && resolved.origin === new URL(publicUrl).origin && resolved.pathname === AUTHORIZE_PATH ? next : undefined
 }
 
+/** The longest `next` of a console link. */
+export const LOCAL_NEXT_MAX_LENGTH = SIGN_IN_NEXT_MAX
+
+/**
+ * `next` when it is a path on Herald's own origin (`/inbox`, `/join/…?x=1`),
+ * else undefined: never an open redirect (`//host`, `/\\host`, a scheme),
+ * visible ASCII only so nothing breaks out of the `Location` header.
+ */
+export const localNext = (publicUrl: string, next: string | undefined): string | undefined => {
+  if (next === undefined || next.length > LOCAL_NEXT_MAX_LENGTH || !/^[\x21-\x7e]+$/.test(next)) return undefined
+  if (!next.startsWith("/") || next.startsWith("//") || next.includes("\\")) return undefined
+  const resolved = URL.parse(next, publicUrl)
+  return resolved !== null && resolved.origin === new URL(publicUrl).origin ? next : undefined
+}
+
 export interface SignInLink {
   readonly url: string
   readonly expiresAt: string
@@ -50,14 +68,17 @@ export interface Redeemed {
 export class SignInLinks extends Context.Service<SignInLinks, {
   /** A link for a person (email or id), optionally returning to an authorization request (`next`). */
   readonly create: (user: string, next?: string) => Effect.Effect<SignInLink, NotFound | ValidationFailed>
-  /** Spends a link: a new session for its person, or none for an unknown, used or expired link. */
-  readonly redeem: (token: string) => Effect.Effect<Option.Option<Redeemed>>
+  /** A console link for a person (by id) to mail: `/api/app/auth/link`, landing on `next` when it is a local path. */
+  readonly createForConsole: (userId: string, next?: string) => Effect.Effect<SignInLink>
+  /** Spends a link: a new browser session for its person, or none for an unknown, used or expired link. */
+  readonly redeem: (token: string, userAgent: string | null) => Effect.Effect<Option.Option<Redeemed>>
   /** The public base URL links are built on (and the session cookie is scoped to). */
   readonly publicUrl: string
 }>()("herald/oauth/SignInLinks") {
   static readonly layerNoDeps = Layer.effect(SignInLinks, Effect.gen(function*() {
     const repo = yield* SignInLinksRepo
     const identity = yield* Identity
+    const sessions = yield* BrowserSessions
     const { publicUrl } = yield* AppConfig
 
     const create = Effect.fn("SignInLinks.create")(function*(user: string, next?: string) {
@@ -74,23 +95,32 @@ export class SignInLinks extends Context.Service<SignInLinks, {
       return { url: `${publicUrl}/oauth/sign-in?${query.toString()}`, expiresAt, userId: person.id }
     })
 
-    const redeem = Effect.fn("SignInLinks.redeem")(function*(token: string) {
+    const createForConsole = Effect.fn("SignInLinks.createForConsole")(function*(userId: string, next?: string) {
+      const token = generateSecret("hll")
+      const expiresAt = yield* repo.insert({ tokenHash: hashSecret(token), userId, ttlSeconds: SIGN_IN_LINK_TTL_SECONDS })
+      const local = localNext(publicUrl, next)
+      const query = new URLSearchParams({ token, ...(local === undefined ? {} : { next: local }) })
+      return { url: `${publicUrl}/api/app/auth/link?${query.toString()}`, expiresAt, userId }
+    })
+
+    const redeem = Effect.fn("SignInLinks.redeem")(function*(token: string, userAgent: string | null) {
       // A malformed token is refused before any lookup (the checksum catches a mistyped link).
       if (!isWellFormed(token, "hll")) return Option.none<Redeemed>()
       const userId = yield* repo.redeem(hashSecret(token))
       if (Option.isNone(userId)) return Option.none<Redeemed>()
       // The person may have been deleted between the two statements: that link signs no one in.
-      return yield* Effect.all([identity.createSession(userId.value), identity.me(userId.value)]).pipe(
-        Effect.map(([session, person]) => Option.some<Redeemed>({ session: session.token, person })),
-        Effect.catchTag("NotFound", () => Effect.succeed(Option.none<Redeemed>()))
-      )
+      const person = yield* Effect.option(identity.me(userId.value))
+      if (Option.isNone(person)) return Option.none<Redeemed>()
+      const session = yield* sessions.open(person.value.id, userAgent)
+      return Option.some<Redeemed>({ session: session.token, person: person.value })
     })
 
-    return SignInLinks.of({ create, redeem, publicUrl })
+    return SignInLinks.of({ create, createForConsole, redeem, publicUrl })
   }))
 
+  /** Needs Identity (and its Credentials) and SqlClient. */
   static readonly layer = SignInLinks.layerNoDeps.pipe(
-    Layer.provide(SignInLinksRepo.layer),
+    Layer.provide(Layer.mergeAll(SignInLinksRepo.layer, BrowserSessions.layer)),
     Layer.provide(AppConfig.layer)
   )
 }

@@ -10,7 +10,7 @@ import { OAuthApi } from "@herald/api"
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { SESSION_COOKIE, sessionCookieOptions } from "./BrowserSession.ts"
+import { userAgentOf, withSessionCookie } from "../auth/SessionCookie.ts"
 import { escapeHtml, pageHeaders } from "./ConsentPage.ts"
 import { authorizationNext, SignInLinks } from "./SignInLinks.ts"
 
@@ -36,11 +36,10 @@ const invalidLink = page(
 export const OAuthSignInHandlers = HttpApiBuilder.group(OAuthApi, "oauthSignIn", (handlers) =>
   Effect.gen(function*() {
     const links = yield* SignInLinks
-    const cookie = sessionCookieOptions(links.publicUrl)
-    return handlers.handle("signIn", ({ query }) =>
+    return handlers.handle("signIn", ({ query, request }) =>
       Effect.gen(function*() {
         const token = query.token ?? ""
-        const redeemed = token.length > TOKEN_MAX_LENGTH ? Option.none() : yield* links.redeem(token)
+        const redeemed = token.length > TOKEN_MAX_LENGTH ? Option.none() : yield* links.redeem(token, userAgentOf(request))
         if (Option.isNone(redeemed)) return invalidLink
         const { person, session } = redeemed.value
         const next = authorizationNext(links.publicUrl, query.next)
@@ -52,6 +51,6 @@ export const OAuthSignInHandlers = HttpApiBuilder.group(OAuthApi, "oauthSignIn",
               "Go back to the authorization page and reload it to approve the client."
           )
           : HttpServerResponse.redirect(next, { status: 302, headers: pageHeaders })
-        return HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, session, cookie)
+        return withSessionCookie(response, session, links.publicUrl)
       }))
   }))

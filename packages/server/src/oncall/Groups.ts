@@ -26,6 +26,8 @@ import {
   OncallRotation,
   OncallShift,
   EscalationStep,
+  PersonOncall,
+  PersonOncallGroup,
   ValidationFailed
 } from "@herald/api"
 import type { CreateOncallGroupRequest, CreateOverrideRequest, RotationInput, UpdateOncallGroupRequest } from "@herald/api"
@@ -124,6 +126,8 @@ export class Groups extends Context.Service<Groups, {
   readonly removeOverride: (caller: Caller, groupId: string, overrideId: string) => Effect.Effect<void, NotFound | Forbidden>
   /** The person's shifts across their teams' groups, soonest first, and the open pages that notified them. */
   readonly me: (userId: string) => Effect.Effect<OncallMe>
+  /** `me`, and every group of the person's teams with who is on call now and next (the console's on-call page). */
+  readonly overview: (userId: string) => Effect.Effect<PersonOncall>
 }>()("herald/oncall/Groups") {
   static readonly layerNoDeps = Layer.effect(Groups, Effect.gen(function*() {
     const repo = yield* GroupsRepo
@@ -331,9 +335,8 @@ export class Groups extends Context.Service<Groups, {
       }))
     })
 
-    const me = Effect.fn("Groups.me")(function*(userId: string) {
-      const at = yield* now
-      const groups = yield* repo.forMember(userId, iso(at))
+    /** The person's shifts in `groups` from `at`, soonest first. */
+    const shiftsOf = (userId: string, groups: ReadonlyArray<GroupData>, at: number) => {
       const shifts = groups.flatMap((group) => {
         const names = namesOf(group)
         const ref = new OncallGroupRef({ id: group.id, name: group.name, teamId: group.teamId })
@@ -345,10 +348,27 @@ export class Groups extends Context.Service<Groups, {
           .map((s) => ({ startsAt: s.startsAt, mine: new OncallMyShift({ group: ref, shift: shiftRecord(names, s) }) }))
       })
       shifts.sort((a, b) => a.startsAt - b.startsAt)
-      return new OncallMe({ shifts: shifts.map((s) => s.mine), pages: yield* pages.openFor(userId) })
+      return shifts.map((s) => s.mine)
+    }
+
+    const me = Effect.fn("Groups.me")(function*(userId: string) {
+      const at = yield* now
+      const groups = yield* repo.forMember(userId, iso(at))
+      return new OncallMe({ shifts: shiftsOf(userId, groups, at), pages: yield* pages.openFor(userId) })
     })
 
-    return Groups.of({ list, get, create, update, remove, createOverride, removeOverride, me })
+    const overview = Effect.fn("Groups.overview")(function*(userId: string) {
+      const at = yield* now
+      const [groups, teams, paged] = yield* Effect.all([repo.forMember(userId, iso(at)), repo.teamNames(userId), pages.openFor(userId)])
+      const teamName = new Map(teams.map((t) => [t.teamId, t.name]))
+      return new PersonOncall({
+        groups: groups.map((group) => new PersonOncallGroup({ ...toRecord(group, at), teamName: teamName.get(group.teamId) ?? "" })),
+        shifts: shiftsOf(userId, groups, at),
+        pages: paged
+      })
+    })
+
+    return Groups.of({ list, get, create, update, remove, createOverride, removeOverride, me, overview })
   }))
 
   static readonly layer = Groups.layerNoDeps.pipe(

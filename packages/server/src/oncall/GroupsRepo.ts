@@ -97,6 +97,8 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
   readonly forTeam: (teamId: string, at: string) => Effect.Effect<ReadonlyArray<GroupData>>
   /** The groups of every team the person is a member of, newest first. */
   readonly forMember: (userId: string, at: string) => Effect.Effect<ReadonlyArray<GroupData>>
+  /** The names of the teams and families the person is a member of. */
+  readonly teamNames: (userId: string) => Effect.Effect<ReadonlyArray<{ readonly teamId: string; readonly name: string }>>
   /** The team's groups in this transaction, counted under the team's lock (concurrent creates count in turn). */
   readonly countLocked: (teamId: string) => Effect.Effect<number>
   readonly insert: (group: GroupFields & { readonly id: string; readonly teamId: string }) => Effect.Effect<void>
@@ -150,6 +152,13 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
             ORDER BY g.id DESC`
     })
     const readAll = (filter: Filter, at: string | null) => read({ filter, at }).pipe(Effect.orDie)
+
+    const teamNames = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ teamId: Schema.String, name: Schema.String }),
+      execute: (userId) =>
+        sql`SELECT t.id AS team_id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.user_id = ${userId}`
+    })
 
     const countLocked = SqlSchema.findOne({
       Request: Schema.String,
@@ -211,6 +220,7 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
         readAll({ _tag: "group", groupId }, at ?? null).pipe(Effect.map((rows) => rows[0])),
       forTeam: (teamId, at) => readAll({ _tag: "team", teamId }, at),
       forMember: (userId, at) => readAll({ _tag: "memberOf", userId }, at),
+      teamNames: (userId) => teamNames(userId).pipe(Effect.orDie),
       countLocked: (teamId) => countLocked(teamId).pipe(Effect.map((row) => row.n), Effect.orDie),
       insert: (group) =>
         sql`INSERT INTO oncall_groups ${sql.insert({ id: group.id, teamId: group.teamId, ...columns(group) })}`.pipe(

@@ -125,18 +125,24 @@ export class PageSteps extends Context.Service<PageSteps, {
         return receipts
       })
 
-    /** The page's feed entries show how it ended for everyone it paged (in the change's transaction). */
+    /**
+     * The page's feed entries show how it ended for everyone it paged, and their open inbox streams hear of
+     * it (in the change's transaction).
+     */
     const conclude = (page: PageState, result: string) =>
       Effect.flatMap(repo.notifiedUsers(page.id), (userIds) =>
-        Effect.forEach(userIds, (userId) =>
-          feed.conclude({
-            userId,
-            kind: "notification",
-            refId: page.id,
-            title: page.title,
-            detail: page.body === null ? null : previewOf(page.body, "text"),
-            result
-          }), { discard: true }))
+        Effect.andThen(
+          Effect.forEach(userIds, (userId) =>
+            feed.conclude({
+              userId,
+              kind: "notification",
+              refId: page.id,
+              title: page.title,
+              detail: page.body === null ? null : previewOf(page.body, "text"),
+              result
+            }), { discard: true }),
+          inbox.changed(userIds.map((userId) => ({ userId, ref: `page:${page.id}` })))
+        ))
 
     const send = (receipts: ReadonlyArray<string>) =>
       receipts.length === 0 ? Effect.void : Effect.asVoid(outbox.sendNow(receipts))

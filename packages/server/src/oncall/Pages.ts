@@ -10,8 +10,8 @@
  * acknowledge and escalate its pages; anyone else is answered 404, as if the
  * page (or group) did not exist.
  */
-import { BadRequest, NotFound, OncallPage, OncallPageList, PageCreated, PageDeduplicated } from "@herald/api"
-import type { AgentPrincipal, Conflict, PagesQuery, PageStatus, ServiceUnavailable } from "@herald/api"
+import { BadRequest, NotFound, OncallPage, OncallPageList, PageCreated, PageDeduplicated, PERSON_PAGES_LISTED, PersonPageList } from "@herald/api"
+import type { AgentPrincipal, Conflict, PagesQuery, PageStatus, PersonPagesQuery, ServiceUnavailable } from "@herald/api"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { AppAccess } from "../apps/AppAccess.ts"
 import { Deadline } from "../cluster/Deadline.ts"
@@ -66,6 +66,8 @@ export class Pages extends Context.Service<Pages, {
   readonly escalate: (actor: AuditActor & { readonly userId: string }, id: string) => Effect.Effect<OncallPage, NotFound | Conflict | ServiceUnavailable>
   /** Open pages that notified the person (GET /oncall/me). */
   readonly openFor: (userId: string) => Effect.Effect<ReadonlyArray<OncallPage>>
+  /** Open pages of every team the person belongs to, which they may acknowledge or escalate (the console). */
+  readonly openForMember: (userId: string, query: PersonPagesQuery) => Effect.Effect<PersonPageList>
   /**
    * Stores the step timers of every triggered page (a crash between a page's
    * commit and its timers): each is keyed per step, so one already stored is
@@ -194,7 +196,14 @@ export class Pages extends Context.Service<Pages, {
           group === undefined ? Effect.void : scheduleSteps(p.id, p.createdAt, group.escalation)), { concurrency: 16, discard: true })
     }).pipe(Effect.withSpan("Pages.rescheduleDeadlines"))
 
-    return Pages.of({ create, list, get, resolve, acknowledge, escalate, openFor: repo.openFor, rescheduleDeadlines })
+    const openForMember = Effect.fn("Pages.openForMember")(function*(userId: string, query: PersonPagesQuery) {
+      const statuses: ReadonlyArray<PageStatus> = query.status === undefined || query.status === "open"
+        ? ["triggered", "acknowledged"]
+        : [query.status]
+      return new PersonPageList({ items: yield* repo.openOfMember(userId, statuses, query.limit ?? PERSON_PAGES_LISTED) })
+    })
+
+    return Pages.of({ create, list, get, resolve, acknowledge, escalate, openFor: repo.openFor, openForMember, rescheduleDeadlines })
   }))
 
   /** With its step rules (the entity, `PageLive`, and the cluster come from the runtime). */

@@ -61,6 +61,8 @@ export class PagesRepo extends Context.Service<PagesRepo, {
   readonly list: (teamId: string, status: PageStatus | undefined, before: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<OncallPage>>
   /** Open pages that notified the person, newest first. */
   readonly openFor: (userId: string) => Effect.Effect<ReadonlyArray<OncallPage>>
+  /** Pages in `statuses` (none resolved) of every team the person is a member of, newest first. */
+  readonly openOfMember: (userId: string, statuses: ReadonlyArray<PageStatus>, limit: number) => Effect.Effect<ReadonlyArray<OncallPage>>
   /** Marks the people paged at `step`; answers only those not already marked (a re-run pages nobody twice). */
   readonly markNotified: (pageId: string, step: number, userIds: ReadonlyArray<string>, at: string) => Effect.Effect<ReadonlyArray<string>>
   /** Everyone the page notified, at any step. */
@@ -143,6 +145,17 @@ export class PagesRepo extends Context.Service<PagesRepo, {
             ORDER BY p.id DESC LIMIT 100`
     })
 
+    // Through pages_team_open_idx: a team's resolved history is never walked.
+    const openOfMemberQuery = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, statuses: Schema.Array(Schema.String), limit: Schema.Number }),
+      Result: OncallPage,
+      execute: ({ limit, statuses, userId }) =>
+        sql`SELECT ${recordColumns} FROM pages p
+            WHERE p.team_id IN (SELECT team_id FROM team_members WHERE user_id = ${userId})
+              AND p.status <> 'resolved' AND ${sql.in("p.status", statuses)}
+            ORDER BY p.id DESC LIMIT ${limit}`
+    })
+
     const notifyQuery = SqlSchema.findAll({
       Request: Schema.Struct({ pageId: Schema.String, step: Schema.Number, userIds: Schema.Array(Schema.String), at: Schema.String }),
       Result: UserIdRow,
@@ -170,6 +183,7 @@ export class PagesRepo extends Context.Service<PagesRepo, {
       record: (id) => die(recordQuery(id)).pipe(Effect.map(Option.getOrUndefined)),
       list: (teamId, status, before, limit) => die(listQuery({ teamId, status: status ?? null, before: before ?? null, limit })),
       openFor: (userId) => die(openForQuery(userId)),
+      openOfMember: (userId, statuses, limit) => die(openOfMemberQuery({ userId, statuses, limit })),
       markNotified: (pageId, step, userIds, at) =>
         userIds.length === 0
           ? Effect.succeed([])

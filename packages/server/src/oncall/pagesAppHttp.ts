@@ -1,5 +1,5 @@
-/** Person API handlers of pages: acknowledge and escalate from the phone. */
-import { AppApi } from "@herald/api"
+/** Person API handlers of pages: the open pages of the person's teams, acknowledge and escalate. */
+import { AppApi, CurrentPerson } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { personActor } from "../teams/AuditTrail.ts"
@@ -8,6 +8,7 @@ import { Pages } from "./Pages.ts"
 export const PersonPagesHandlers = HttpApiBuilder.group(AppApi, "pages", Effect.fn(function*(handlers) {
   const pages = yield* Pages
   return handlers
+    .handle("list", ({ query }) => Effect.flatMap(CurrentPerson, (person) => pages.openForMember(person.userId, query)))
     .handle("acknowledge", ({ params }) =>
       Effect.flatMap(personActor, (actor) => pages.acknowledge({ ...actor, userId: actor.userId! }, params.id)))
     .handle("escalate", ({ params }) =>

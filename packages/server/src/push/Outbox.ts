@@ -195,7 +195,10 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
             deviceId: row.deviceId,
             platform: row.platform,
             token: row.pushToken,
-            ...(row.environment !== null ? { environment: row.environment } : {})
+            ...(row.environment !== null ? { environment: row.environment } : {}),
+            ...(row.webPushP256dh !== null && row.webPushAuth !== null
+              ? { webPush: { p256dh: row.webPushP256dh, auth: row.webPushAuth } }
+              : {})
           },
           row.message as PushMessage
         ))

@@ -27,10 +27,13 @@ export const Claimed = Schema.Struct({
   attempts: Schema.Number,
   // The push as the outbox wrote it (the jsonb of a `PushMessage`).
   message: Schema.Unknown,
-  platform: Schema.Literals(["ios", "android"]),
+  platform: Schema.Literals(["ios", "android", "web"]),
   pushToken: Schema.String,
   environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
-  active: Schema.Boolean
+  active: Schema.Boolean,
+  // A browser's Web Push keys (null for phones): its payload is encrypted to them.
+  webPushP256dh: Schema.NullOr(Schema.String),
+  webPushAuth: Schema.NullOr(Schema.String)
 })
 export type Claimed = typeof Claimed.Type
 
@@ -82,7 +85,7 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
 
     const claimColumns = sql`
       r.id, r.device_id, r.attempts, held.message, d.platform, d.push_token,
-      d.live_activity_token_environment AS environment, d.active`
+      d.live_activity_token_environment AS environment, d.active, d.web_push_p256dh, d.web_push_auth`
 
     /**
      * Claims the queue rows `picked` locked: their receipts become `sending`

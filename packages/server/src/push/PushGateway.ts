@@ -1,21 +1,27 @@
 /**
- * The one door to people's phones. `send` routes a push to the provider of the
- * device's platform (iOS → APNs, Android → FCM, or the sandbox provider when
- * that platform has no credentials), records metrics, and when the provider
+ * The one door to people's phones and browsers. `send` routes a push to the
+ * provider of the device's platform (iOS → APNs, Android → FCM, or the sandbox
+ * provider when that platform has no credentials; a browser → Web Push, which
+ * needs none), records metrics, and when the provider
  * says the device token is dead marks the device inactive. `sendWithRetry`
  * retries transient failures with capped exponential backoff and jitter,
  * waiting at least as long as the provider's `Retry-After`.
  */
 import { Context, Duration, Effect, Layer, Metric, Option, Random, Schedule } from "effect"
 import type { Scope } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 import { PushConfig } from "../config/PushConfig.ts"
 import type { PushConfigShape } from "../config/PushConfig.ts"
+import { WebhookConfig } from "../config/WebhookConfig.ts"
 import { GatewayRepo } from "./GatewayRepo.ts"
 import type { FcmProviderOptions } from "./FcmProvider.ts"
 import { outcomeLabel } from "./PushMessage.ts"
 import type { Provider, PushMessage, PushOutcome, PushTarget } from "./PushMessage.ts"
 import { makeSandboxProvider } from "./SandboxProvider.ts"
 import { SandboxRepo } from "./SandboxRepo.ts"
+import { WebPushKeys } from "./WebPushKeys.ts"
+import { makeWebPushProvider, vapidSubject } from "./WebPushProvider.ts"
+import type { WebPushSettings } from "./WebPushProvider.ts"
 
 export interface PushGatewayShape {
   /** The providers in use, described: e.g. `["apns (api.push.apple.com)", "sandbox (android)"]`. */
@@ -34,6 +40,7 @@ export interface PushGatewayShape {
 export interface PushRoutes {
   readonly ios: Provider
   readonly android: Provider
+  readonly web: Provider
 }
 
 export const retryPolicy = {
@@ -106,20 +113,18 @@ const countOf = (provider: string, outcome: string) =>
       attributes: { provider, outcome }
     }))
 
-/** `apns (api.push.apple.com), fcm (project p)`; a provider serving both platforms appears once. */
-export const describeRoutes = (routes: PushRoutes): ReadonlyArray<string> => {
-  const providers = routes.ios === routes.android ? [routes.ios] : [routes.ios, routes.android]
-  return providers.map((p) => `${p.name} (${p.description})`)
-}
+/** `apns (api.push.apple.com), fcm (project p), webpush (browsers)`; a provider serving several platforms appears once. */
+export const describeRoutes = (routes: PushRoutes): ReadonlyArray<string> =>
+  [...new Set([routes.ios, routes.android, routes.web])].map((p) => `${p.name} (${p.description})`)
 
 /**
  * Whether a dead-token answer means the device itself is gone. An iOS live
  * activity push goes to the activity's own token (update or push-to-start):
- * that token dying ends the activity, not the device. Android pushes always use
- * the device's registration token.
+ * that token dying ends the activity, not the device. Android and browser
+ * pushes always use the device's own token (a browser's: its subscription).
  */
 const deadTokenIsDevice = (target: PushTarget, message: PushMessage) =>
-  target.platform === "android" || message.pushType !== "liveactivity"
+  target.platform !== "ios" || message.pushType !== "liveactivity"
 
 /**
  * The waits of `sendWithRetry`: after the `attempt`-th outcome (`Retry`, or
@@ -147,7 +152,7 @@ export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewaySh
     // theirs, with the device and push type), and no stack trace captured per
     // call as `Effect.fn(name)` does. Its metrics and log lines stay.
     const send = Effect.fnUntraced(function*(target: PushTarget, message: PushMessage) {
-      const provider = target.platform === "ios" ? routes.ios : routes.android
+      const provider = routes[target.platform]
       const [elapsed, outcome] = yield* Effect.timed(provider.send(target, message))
       yield* Metric.update(durationOf(provider.name), Duration.toMillis(elapsed) / 1000)
       yield* Metric.update(countOf(provider.name, outcomeLabel(outcome)), 1)
@@ -177,15 +182,18 @@ export const makePushGateway = (routes: PushRoutes): Effect.Effect<PushGatewaySh
 
 /**
  * The providers the configuration calls for: APNs and FCM where their
- * credentials are set, the sandbox for the rest. Clients close with the scope.
+ * credentials are set, the sandbox for the rest, and Web Push for browsers
+ * always (its keys are the service's own). Clients close with the scope.
  * Each provider's module (apns2, firebase-admin: a few hundred modules) is
  * loaded only when its credentials are set, so a start without them skips it.
  */
 export const providersFromConfig = (
   config: PushConfigShape,
+  webPush: WebPushSettings,
   options?: { readonly fcm?: FcmProviderOptions }
-): Effect.Effect<PushRoutes, never, Scope.Scope | SandboxRepo> =>
+): Effect.Effect<PushRoutes, never, Scope.Scope | SandboxRepo | WebPushKeys> =>
   Effect.gen(function*() {
+    const web = yield* makeWebPushProvider(webPush)
     const apns = yield* Option.match(config.apns, {
       onNone: () => Effect.succeed(undefined),
       onSome: (apns) =>
@@ -196,18 +204,24 @@ export const providersFromConfig = (
       onSome: (fcm) =>
         Effect.flatMap(Effect.promise(() => import("./FcmProvider.ts")), (m) => m.makeFcmProvider(fcm, config.timeout, options?.fcm))
     })
-    if (apns !== undefined && fcm !== undefined) return { ios: apns, android: fcm }
+    if (apns !== undefined && fcm !== undefined) return { ios: apns, android: fcm, web }
     const sandbox = yield* makeSandboxProvider([
       ...(apns === undefined ? ["ios" as const] : []),
       ...(fcm === undefined ? ["android" as const] : [])
     ])
-    return { ios: apns ?? sandbox, android: fcm ?? sandbox }
+    return { ios: apns ?? sandbox, android: fcm ?? sandbox, web }
   })
 
 const fromConfig = (options?: { readonly fcm?: FcmProviderOptions }) =>
   Effect.gen(function*() {
     const config = yield* PushConfig
-    const routes = yield* providersFromConfig(config, options)
+    const app = yield* AppConfig
+    const webhooks = yield* WebhookConfig
+    const routes = yield* providersFromConfig(config, {
+      subject: vapidSubject(Option.getOrUndefined(config.webPushSubject), app.publicUrl),
+      allowPrivateNetwork: webhooks.allowPrivateNetwork,
+      timeout: config.timeout
+    }, options)
     const gateway = yield* makePushGateway(routes)
     // Debug: `herald serve` names the providers in its one start-up line.
     yield* Effect.logDebug(`push providers: ${gateway.providers.join(", ")}`)
@@ -215,15 +229,17 @@ const fromConfig = (options?: { readonly fcm?: FcmProviderOptions }) =>
   })
 
 export class PushGateway extends Context.Service<PushGateway, PushGatewayShape>()("herald/PushGateway") {
-  /** From `PushConfig`; needs `PushConfig`, `SandboxRepo` and `GatewayRepo`. */
+  /** From `PushConfig`; needs `PushConfig`, `AppConfig`, `WebhookConfig`, `SandboxRepo`, `WebPushKeys` and `GatewayRepo`. */
   static readonly layerNoDeps = Layer.effect(PushGateway, fromConfig())
 
   /** From the environment; needs `SqlClient`. */
   static readonly layer = PushGateway.layerNoDeps.pipe(
-    Layer.provide([PushConfig.layer, SandboxRepo.layer, GatewayRepo.layer])
+    Layer.provide([PushConfig.layer, AppConfig.layer, WebhookConfig.layer, SandboxRepo.layer, WebPushKeys.layer, GatewayRepo.layer])
   )
 
-  /** With given providers (tests); needs `SqlClient`. */
-  static readonly layerFromRoutes = (routes: PushRoutes) =>
-    Layer.effect(PushGateway, makePushGateway(routes)).pipe(Layer.provide(GatewayRepo.layer))
+  /** With given providers (tests; browsers go to the Android route's provider unless one is given); needs `SqlClient`. */
+  static readonly layerFromRoutes = (routes: Omit<PushRoutes, "web"> & { readonly web?: Provider }) =>
+    Layer.effect(PushGateway, makePushGateway({ ...routes, web: routes.web ?? routes.android })).pipe(
+      Layer.provide(GatewayRepo.layer)
+    )
 }

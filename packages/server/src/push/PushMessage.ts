@@ -1,18 +1,28 @@
 /**
  * What the push gateway sends and what it answers: plain data shared by every
  * provider. A message carries both wire forms (the APNs JSON payload and the
- * FCM fields) and the gateway picks the one the device's platform uses.
+ * FCM fields) and the gateway picks the one the device's platform uses; a
+ * browser's Web Push payload is built from them (WebPushPayload.ts).
  */
 import { Data, Duration, Option } from "effect"
 import type { Effect } from "effect"
 
+/** A browser's Web Push keys (RFC 8291), base64url as `PushSubscription.toJSON()` gives them. */
+export interface WebPushKeys {
+  readonly p256dh: string
+  readonly auth: string
+}
+
 /** A device as the gateway needs it: where to push and how. */
 export interface PushTarget {
   readonly deviceId: string
-  readonly platform: "ios" | "android"
+  readonly platform: "ios" | "android" | "web"
+  /** The provider's device token; for `web`, the push service endpoint (a URL). */
   readonly token: string
   /** APNs environment of the token; picks the sandbox host when one is configured. */
   readonly environment?: "sandbox" | "production"
+  /** `web` only: the keys the payload is encrypted to. */
+  readonly webPush?: WebPushKeys
 }
 
 export type PushType = "alert" | "background" | "liveactivity"
@@ -145,7 +155,7 @@ export const toFcmMessage = (target: PushTarget, message: PushMessage): FcmToken
 
 /** A push provider: never fails, every transport failure is classified into an outcome. */
 export interface Provider {
-  readonly name: "apns" | "fcm" | "sandbox"
+  readonly name: "apns" | "fcm" | "webpush" | "sandbox"
   /** For the start-up log line, e.g. `api.push.apple.com` or `project my-proj`. */
   readonly description: string
   readonly send: (target: PushTarget, message: PushMessage) => Effect.Effect<PushOutcome>

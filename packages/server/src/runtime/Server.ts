@@ -11,6 +11,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { AgentAuthLive } from "../auth/AgentAuthLive.ts"
 import { PersonAuthLive } from "../auth/PersonAuthLive.ts"
+import { PersonPasskeysHandlers, PersonSessionsHandlers, SignInHandlers } from "../auth/http.ts"
+import { SignInLayer } from "../auth/layer.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MetricsConfig } from "../config/MetricsConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
@@ -21,6 +23,7 @@ import { DocsPages } from "../http/DocsHeaders.ts"
 import { AddressThrottle, AddressThrottleMiddleware } from "../http/AddressThrottle.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
+import { ConsoleRoutes } from "../console/ConsoleRoutes.ts"
 import { routerConfig } from "../http/Routes.ts"
 import { MetricsAtZeroLayer } from "../observability/MetricsAtZero.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
@@ -32,6 +35,12 @@ import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxHandlers } from "../inbox/http.ts"
 import { Inbox } from "../inbox/Inbox.ts"
 import { InboxWrites } from "../inbox/InboxWrites.ts"
+import { PersonInboxHandlers } from "../inbox/appHttp.ts"
+import { InboxSignals } from "../inbox/InboxSignals.ts"
+import { InboxStream } from "../inbox/InboxStream.ts"
+import { PersonTeamsHandlers } from "../teams/appHttp.ts"
+import { PersonOncallHandlers } from "../oncall/oncallAppHttp.ts"
+import { PersonMiniAppsHandlers } from "../miniApps/appHttp.ts"
 import { NotificationsHandlers } from "../notifications/http.ts"
 import { Notifications } from "../notifications/Notifications.ts"
 import { Billing } from "../billing/Billing.ts"
@@ -45,6 +54,7 @@ import { loggingLayer } from "../observability/Logging.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
+import { WebPushKeys } from "../push/WebPushKeys.ts"
 import { InboundHandlers } from "../services/hooksHttp.ts"
 import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
 import { Services } from "../services/Services.ts"
@@ -102,7 +112,6 @@ import { PackagesRepo } from "../miniApps/PackagesRepo.ts"
 import { Signing } from "../miniApps/Signing.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { McpSessions } from "../mcp/McpSessions.ts"
-import { SignInLinks } from "../oauth/SignInLinks.ts"
 import {
   OAuthAuthorizeHandlers,
   OAuthClientsHandlers,
@@ -123,7 +132,10 @@ const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/op
 
 const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.json" }).pipe(
   Layer.provide([MeHandlers, PersonTokensHandlers, PersonDevicesHandlers, PersonInteractionsHandlers, PersonActivitiesHandlers]),
-  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers, PersonConnectorsHandlers])
+  Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers, PersonConnectorsHandlers]),
+  // The console's reads (issue 32): inbox and its live stream, teams, on-call, mini-app install pages.
+  Layer.provide([PersonInboxHandlers, PersonTeamsHandlers, PersonOncallHandlers, PersonMiniAppsHandlers]),
+  Layer.provide([SignInHandlers, PersonPasskeysHandlers, PersonSessionsHandlers])
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -185,16 +197,21 @@ const MiniAppReviewLayer = MiniAppReview.layer.pipe(Layer.provide(Layer.mergeAll
 export const CapabilitiesLayer = Layer.mergeAll(
   PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
   Inbox.layer,
+  // One per process: what InboxWrites publishes, the streams hear (and the listener worker, on PostgreSQL).
+  InboxSignals.layer,
+  InboxStream.layer.pipe(Layer.provide(MessagingLayer)),
   Idempotency.layer,
   Billing.layer,
   SandboxRepo.layer,
+  WebPushKeys.layer,
   TeamsLayer,
   PagesLayer,
   OncallGroups.layer,
   MiniAppsLayer,
   MiniAppReviewLayer,
   ConnectorsLayer,
-  SignInLinks.layer.pipe(Layer.provide(MessagingLayer)),
+  // Sign-in: browser sessions, one-time links, e-mailed links, passkeys (auth/layer.ts).
+  SignInLayer.pipe(Layer.provide(MessagingLayer)),
   OAuthLayer.pipe(Layer.provide(MessagingLayer)),
   McpSessions.layer.pipe(Layer.provide(MessagingLayer)),
   // Read by the operator routes and the metrics listener (http/Ops.ts, MetricsListener.ts).
@@ -211,8 +228,8 @@ export const CapabilitiesLayer = Layer.mergeAll(
  */
 const EdgeLayer = EdgeMiddleware.pipe(Layer.provide(AddressThrottleMiddleware))
 
-/** All routes of the service, with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, MetricsAtZeroLayer, EdgeLayer).pipe(
+/** All routes of the service (the person's console among them: console/), with their middleware, needing only a migrated database and its capabilities. */
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, ConsoleRoutes, MetricsAtZeroLayer, EdgeLayer).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 
@@ -224,13 +241,23 @@ export const httpServerLayer = (options: { readonly port: number; readonly host:
   )
 
 /**
+ * Open inbox streams (inbox/InboxStream.ts) end as shutdown begins: built after the HTTP server, this is
+ * released before it, so the server's graceful close does not wait out the streams' connections.
+ */
+const StreamsEndAtShutdown = Layer.effectDiscard(Effect.gen(function*() {
+  yield* HttpServer.HttpServer
+  const live = yield* InboxStream
+  yield* Effect.addFinalizer(() => live.endAll)
+}))
+
+/**
  * The running service on a given port: the HTTP server, the metrics listener
  * when a metrics port is set (`MetricsListener.ts`) and, beside them, every
  * worker (`Workers.ts`). The only place workers are composed, for `serve` and
  * in-process tests alike; CLI commands build capabilities without it.
  */
 export const serviceLayer = (options: { readonly port: number; readonly host: string }) =>
-  Layer.mergeAll(httpServerLayer(options), MetricsListenerLayer, WorkersLayer)
+  Layer.mergeAll(StreamsEndAtShutdown.pipe(Layer.provideMerge(httpServerLayer(options))), MetricsListenerLayer, WorkersLayer)
 
 const announce = Effect.gen(function*() {
   const config = yield* AppConfig

@@ -10,6 +10,8 @@
  */
 import { Effect, Layer } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
+import { EmailSignIn } from "../auth/EmailSignIn.ts"
+import { SignInSweep } from "../auth/SignInSweep.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
 import { AddressThrottle } from "../http/AddressThrottle.ts"
 import { Readiness } from "../http/Ops.ts"
@@ -19,6 +21,8 @@ import { Outbox } from "../push/Outbox.ts"
 import { Deliveries, SWEEP_INTERVAL } from "../webhooks/Deliveries.ts"
 import { Interactions } from "../interactions/Interactions.ts"
 import { PromptWakeups } from "../interactions/Wakeups.ts"
+import { InboxSignals } from "../inbox/InboxSignals.ts"
+import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
 import { AuditRetention } from "../teams/AuditRetention.ts"
@@ -51,6 +55,19 @@ export const CredentialsWorkers = Layer.unwrap(Effect.map(Credentials, (credenti
     Worker.periodic("credential-revocation-poll", credentials.options.revocationPollInterval, credentials.pollRevocations),
     Worker.periodic("credential-last-used-flush", credentials.options.flushInterval, credentials.flushDue)
   )))
+
+/**
+ * Sign-in: the mail of requested links, sent after the answer (auth/EmailSignIn.ts), and the sweep of
+ * expired WebAuthn challenges and closed e-mail windows.
+ */
+export const SignInWorkers = Layer.unwrap(Effect.gen(function*() {
+  const email = yield* EmailSignIn
+  const sweep = yield* SignInSweep
+  return Layer.mergeAll(
+    Worker.loop("sign-in-mail", email.deliver),
+    Worker.periodic("sign-in-sweep", sweep.every, Effect.asVoid(sweep.sweep))
+  )
+}))
 
 // ── billing, idempotency, observability, ops ────────────────────────────────
 
@@ -87,6 +104,22 @@ export const PromptWorkers = Layer.unwrap(Effect.gen(function*() {
     wakeups.enabled ? Worker.loop("prompt-wakeups", wakeups.listen) : Layer.empty,
     Worker.once("prompt-deadlines", interactions.rescheduleDeadlines)
   )
+}))
+
+// ── inbox (change listener and forwarder) ───────────────────────────────────
+
+/**
+ * Inbox changes across processes (PostgreSQL only; inbox/InboxSignals.ts):
+ * the listener, one connection's life per run, hands the other processes'
+ * changes to this process's open inbox streams; the forwarder sends this
+ * process's committed changes to them, a NOTIFY statement at a time.
+ */
+export const InboxWorkers = Layer.unwrap(Effect.gen(function*() {
+  const signals = yield* InboxSignals
+  const writes = yield* InboxWrites
+  return signals.enabled
+    ? Layer.mergeAll(Worker.loop("inbox-signals", signals.listen), Worker.loop("inbox-forward", writes.forward))
+    : Layer.empty
 }))
 
 // ── activities (sweeper, expiry rescheduling) ───────────────────────────────
@@ -162,6 +195,7 @@ export const WorkersLayer = Layer.mergeAll(
   OutboxWorkers,
   // auth
   CredentialsWorkers,
+  SignInWorkers,
   // billing, idempotency, observability, ops
   RateLimiterSweep,
   AddressThrottleSweep,
@@ -170,6 +204,8 @@ export const WorkersLayer = Layer.mergeAll(
   ReadinessSelfProbe,
   // interactions
   PromptWorkers,
+  // inbox
+  InboxWorkers,
   // activities
   ActivityWorkers,
   // on-call

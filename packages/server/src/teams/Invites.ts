@@ -10,6 +10,7 @@
  * the team row, then the invite.
  */
 import { BadRequest, Conflict, Forbidden, LimitReached, NotFound, TeamInvite, TeamInviteCreated } from "@herald/api"
+import type { InvitePreview } from "@herald/api"
 import type { AcceptInviteRequest, CreateInviteRequest, Team, TeamRole } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -64,6 +65,8 @@ export class Invites extends Context.Service<Invites, {
     userId: string,
     input: AcceptInviteRequest
   ) => Effect.Effect<Team, BadRequest | Forbidden | NotFound | Conflict | LimitReached>
+  /** What a code leads to, before accepting it (the join page); 404 as accepting would for a code no longer valid. */
+  readonly preview: (userId: string, code: string) => Effect.Effect<InvitePreview, NotFound>
 }>()("herald/teams/Invites") {
   static readonly layerNoDeps = Layer.effect(Invites, Effect.gen(function*() {
     const repo = yield* InvitesRepo
@@ -188,7 +191,13 @@ export class Invites extends Context.Service<Invites, {
       return yield* Effect.orDie(teams.get(userId, teamId))
     })
 
-    return Invites.of({ list, create, revoke, accept })
+    const preview = Effect.fn("Invites.preview")(function*(userId: string, code: string) {
+      const found = yield* repo.preview(hashSecret(code), userId)
+      if (found === undefined) return yield* codeInvalid
+      return found
+    })
+
+    return Invites.of({ list, create, revoke, accept, preview })
   }))
 
   static readonly layer = Invites.layerNoDeps.pipe(

@@ -5,7 +5,7 @@
  * a seat. The capacity check and the join run under the team row's lock
  * (`lockTeam`), so two joins cannot both take a family's last seat.
  */
-import { INVITES_LISTED, TeamInvite } from "@herald/api"
+import { INVITES_LISTED, InvitePreview, TeamInvite } from "@herald/api"
 import type { TeamKind, TeamRole } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
@@ -47,6 +47,8 @@ export class InvitesRepo extends Context.Service<InvitesRepo, {
   readonly findLocked: (teamId: string, inviteId: string) => Effect.Effect<InviteState | undefined>
   /** The invite a code belongs to (any team), unlocked: lock the team, then the invite (`findLocked`). */
   readonly findByCode: (codeHash: string) => Effect.Effect<InviteState | undefined>
+  /** What a pending invite's code leads to, as `userId` would join it; undefined when the code is not pending. */
+  readonly preview: (codeHash: string, userId: string) => Effect.Effect<InvitePreview | undefined>
   readonly revoke: (inviteId: string) => Effect.Effect<InviteState>
   readonly markAccepted: (inviteId: string, userId: string) => Effect.Effect<void>
   /** The person's e-mail address. */
@@ -108,6 +110,17 @@ export class InvitesRepo extends Context.Service<InvitesRepo, {
       Result: InviteState,
       execute: (codeHash) => sql`SELECT ${columns(sql)} FROM team_invites WHERE code_hash = ${codeHash}`
     })
+    const preview = SqlSchema.findOneOption({
+      Request: Schema.Struct({ codeHash: Schema.String, userId: Schema.String }),
+      Result: InvitePreview,
+      execute: ({ codeHash, userId }) =>
+        sql`SELECT t.name AS team_name, t.kind, i.role, COALESCE(u.name, '') AS invited_by, i.expires_at, i.email, i.domain,
+                   EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = i.team_id AND m.user_id = ${userId}) AS already_member
+            FROM team_invites i
+            JOIN teams t ON t.id = i.team_id
+            LEFT JOIN users u ON u.id = i.invited_by
+            WHERE i.code_hash = ${codeHash} AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()`
+    })
     const revoke = SqlSchema.findOne({
       Request: Schema.String,
       Result: InviteState,
@@ -126,6 +139,7 @@ export class InvitesRepo extends Context.Service<InvitesRepo, {
       list: (teamId) => Effect.orDie(list(teamId)),
       findLocked: (teamId, inviteId) => one(findLocked({ teamId, inviteId })),
       findByCode: (codeHash) => one(findByCode(codeHash)),
+      preview: (codeHash, userId) => one(preview({ codeHash, userId })),
       revoke: (inviteId) => Effect.orDie(revoke(inviteId)),
       markAccepted: (inviteId, userId) =>
         sql`UPDATE team_invites SET accepted_at = now(), accepted_by = ${userId} WHERE id = ${inviteId}`.pipe(Effect.asVoid, Effect.orDie),

@@ -20,6 +20,8 @@ export const TeamInvitesHandlers = HttpApiBuilder.group(AgentApi, "teamInvites",
 
 export const PersonInvitesHandlers = HttpApiBuilder.group(AppApi, "invites", Effect.fn(function*(handlers) {
   const invites = yield* Invites
-  return handlers.handle("accept", ({ payload }) =>
-    Effect.flatMap(personActor, (actor) => Effect.flatMap(CurrentPerson, (person) => invites.accept(actor, person.userId, payload))))
+  return handlers
+    .handle("accept", ({ payload }) =>
+      Effect.flatMap(personActor, (actor) => Effect.flatMap(CurrentPerson, (person) => invites.accept(actor, person.userId, payload))))
+    .handle("preview", ({ params }) => Effect.flatMap(CurrentPerson, (person) => invites.preview(person.userId, params.code)))
 }))

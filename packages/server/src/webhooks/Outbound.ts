@@ -1,6 +1,7 @@
 /**
- * POSTs to user-supplied URLs under the SSRF rules: HTTPS only (plain HTTP
- * only to loopback, and only with `HERALD_ALLOW_PRIVATE_NETWORK_TARGETS`);
+ * POSTs to user-supplied URLs (reply webhooks, Web Push endpoints) under
+ * the SSRF rules: HTTPS only (plain HTTP only to loopback, and only with
+ * `HERALD_ALLOW_PRIVATE_NETWORK_TARGETS`);
  * the host is resolved and every address judged by `AddressRules` (an
  * allowlist: global unicast only, loopback and private ranges too when the
  * operator allows them, embedded IPv4 forms decoded); the connection goes to
@@ -27,7 +28,13 @@ export interface OutboundPolicy {
 }
 
 export type OutboundResult =
-  | { readonly _tag: "Answered"; readonly status: number; readonly latencyMs: number }
+  | {
+    readonly _tag: "Answered"
+    readonly status: number
+    readonly latencyMs: number
+    /** The answer's headers (a push service's `Location`, `Retry-After`). */
+    readonly headers: http.IncomingHttpHeaders
+  }
   /** The target breaks the rules: nothing was sent to it. */
   | { readonly _tag: "Refused"; readonly reason: string; readonly latencyMs: number }
   /** No usable answer: a name that does not resolve, a network error, a timeout, or a redirect Herald does not follow. */
@@ -144,10 +151,11 @@ export const checkUrl = (policy: OutboundPolicy, raw: string): Effect.Effect<voi
 interface Answer {
   readonly status: number
   readonly location: string | undefined
+  readonly headers: http.IncomingHttpHeaders
 }
 
 /** One request to the vetted address; the body of the answer is read (bounded) and dropped. */
-const request = (target: Vetted, headers: Record<string, string>, body: string) =>
+const request = (target: Vetted, headers: Record<string, string>, body: string | Uint8Array) =>
   Effect.callback<Answer, string>((resume, signal) => {
     const { address, family } = target.address
     const pinned: net.LookupFunction = (_host, options, callback) => {
@@ -168,7 +176,7 @@ const request = (target: Vetted, headers: Record<string, string>, body: string) 
         read += chunk.length
         if (read > MAX_RESPONSE_BYTES) res.destroy()
       })
-      const done = () => resume(Effect.succeed({ status: res.statusCode ?? 0, location: res.headers.location }))
+      const done = () => resume(Effect.succeed({ status: res.statusCode ?? 0, location: res.headers.location, headers: res.headers }))
       res.on("end", done)
       res.on("close", done)
       res.on("error", done)
@@ -184,9 +192,13 @@ const connectionFailure = (error: NodeJS.ErrnoException) =>
 const sameHost = (from: URL, to: URL) =>
   from.hostname === to.hostname && from.port === to.port && !(from.protocol === "https:" && to.protocol === "http:")
 
+/**
+ * POSTs `body` (JSON unless `headers` name another `content-type`, e.g. a
+ * Web Push message's encrypted bytes) to `url` under the rules.
+ */
 export const post = (
   policy: OutboundPolicy,
-  message: { readonly url: string; readonly headers: Record<string, string>; readonly body: string }
+  message: { readonly url: string; readonly headers: Record<string, string>; readonly body: string | Uint8Array }
 ): Effect.Effect<OutboundResult> => {
   const started = performance.now()
   const elapsed = () => performance.now() - started
@@ -197,8 +209,8 @@ export const post = (
       if (vetted._tag === "Failure") return { _tag: vetted.failure.refused ? "Refused" : "Failed", reason: vetted.failure.reason, latencyMs: elapsed() } as const
       const answer = yield* Effect.result(request(vetted.success, message.headers, message.body))
       if (answer._tag === "Failure") return { _tag: "Failed", reason: answer.failure, latencyMs: elapsed() } as const
-      const { location, status } = answer.success
-      if (status < 300 || status >= 400) return { _tag: "Answered", status, latencyMs: elapsed() } as const
+      const { headers, location, status } = answer.success
+      if (status < 300 || status >= 400) return { _tag: "Answered", status, latencyMs: elapsed(), headers } as const
       if ((status !== 307 && status !== 308) || location === undefined) {
         return { _tag: "Failed", reason: `redirect not followed (HTTP ${status})`, latencyMs: elapsed() } as const
       }

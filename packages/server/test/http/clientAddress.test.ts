@@ -58,6 +58,7 @@ describe("address throttle", () => {
     personApiPerMinute: 6,
     codesPerMinute: 2,
     authFailuresPerMinute: 2,
+    signInPerMinute: 0,
     trustedProxies: undefined
   }
   const accept: Policy = { classes: ["personApi", "codes"], answer: "herald" }

@@ -113,6 +113,11 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("d
 
       const prompt = yield* agent.client.interactions.create({ headers: {}, payload: { kind: "approval", title: "t", prompt: "p" } })
       const id = prompt.interaction.id
+      // A browser's session cookie changes nothing without the CSRF header (a page of another origin cannot send it).
+      yield* check("cookie without the CSRF header", "POST", "/api/app/tokens", {
+        headers: { cookie: `herald_session=${agent.session}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "from another origin", scopes: [] })
+      }, "CSRF_REJECTED")
       yield* check("answer of the wrong kind", "POST", `/api/app/interactions/${id}/answer`, json(agent.session, { status: "yes" }), "ANSWER_DOES_NOT_FIT_KIND")
       yield* agent.client.interactions.cancel({ params: { id } })
       yield* check("cancel twice", "POST", `/api/agent/interactions/${id}/cancel`, json(secret, {}), "CONFLICT")

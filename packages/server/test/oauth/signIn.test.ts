@@ -81,7 +81,8 @@ layer(testServerLayer(), { timeout: "60 seconds", excludeTestServices: true })("
       // The name is the person's own choice: shown, never markup.
       assert.include(first.body, `Signed in as Ada &lt;Lovelace&gt; &lt;${person.email}&gt;`)
       assert.strictEqual(first.cookies.length, 1)
-      assert.deepStrictEqual(attributesOf(first.cookies), ["httponly", "max-age=2592000", "path=/oauth", "samesite=lax"])
+      // Path=/ (the console and the Person API read it too); Secure on http://localhost (a browser keeps it there).
+      assert.deepStrictEqual(attributesOf(first.cookies), ["httponly", "max-age=2592000", "path=/", "samesite=lax", "secure"])
       const session = sessionOf(first.cookies)!
       assert.match(session, /^hls_/)
 
@@ -256,7 +257,7 @@ layer(testServerLayer({ HERALD_PUBLIC_URL: "https://herald.example/" }), { timeo
         assert.match(link.url, /^https:\/\/herald\.example\/oauth\/sign-in\?token=hll_[0-9A-Za-z]{49}&next=%2Foauth%2Fauthorize%3Fclient_id%3Docl_y$/)
         const signedIn = yield* browse(pathOf(link.url))
         assert.deepStrictEqual([signedIn.status, signedIn.headers.get("location")], [302, "/oauth/authorize?client_id=ocl_y"])
-        assert.deepStrictEqual(attributesOf(signedIn.cookies), ["httponly", "max-age=2592000", "path=/oauth", "samesite=lax", "secure"])
+        assert.deepStrictEqual(attributesOf(signedIn.cookies), ["httponly", "max-age=2592000", "path=/", "samesite=lax", "secure"])
       }))
   }
 )

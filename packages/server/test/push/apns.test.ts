@@ -91,10 +91,10 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("APNs pro
   it.effect("is chosen from configuration and named in one start-up line", () =>
     Effect.gen(function*() {
       const gateway = yield* PushGateway
-      assert.deepStrictEqual(gateway.providers, [`apns (${productionHost}, sandbox ${sandboxHost})`, "sandbox (android)"])
+      assert.deepStrictEqual(gateway.providers, [`apns (${productionHost}, sandbox ${sandboxHost})`, "sandbox (android)", "webpush (browsers)"])
       assert.deepStrictEqual(
         logLines.filter((l) => l.startsWith("push providers:")),
-        [`push providers: apns (${productionHost}, sandbox ${sandboxHost}), sandbox (android)`]
+        [`push providers: apns (${productionHost}, sandbox ${sandboxHost}), sandbox (android), webpush (browsers)`]
       )
     }))
 

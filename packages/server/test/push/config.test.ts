@@ -128,7 +128,8 @@ describe("PushConfig", () => {
       "FCM_SERVICE_ACCOUNT",
       "FCM_PROJECT_ID",
       "FCM_ENDPOINT",
-      "PUSH_TIMEOUT_MS"
+      "PUSH_TIMEOUT_MS",
+      "HERALD_WEBPUSH_SUBJECT"
     ])
     for (const v of pushEnvironmentVariables) assert.isAbove(v.description.length, 10)
   })

@@ -76,10 +76,10 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("FCM prov
   it.effect("is chosen from configuration and named in one start-up line", () =>
     Effect.gen(function*() {
       const gateway = yield* PushGateway
-      assert.deepStrictEqual(gateway.providers, ["sandbox (ios)", `fcm (project ${projectId})`])
+      assert.deepStrictEqual(gateway.providers, ["sandbox (ios)", `fcm (project ${projectId})`, "webpush (browsers)"])
       assert.deepStrictEqual(
         logLines.filter((l) => l.startsWith("push providers:")),
-        [`push providers: sandbox (ios), fcm (project ${projectId})`]
+        [`push providers: sandbox (ios), fcm (project ${projectId}), webpush (browsers)`]
       )
     }))
 

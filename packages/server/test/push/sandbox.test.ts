@@ -61,8 +61,8 @@ layer(TestLayer, { timeout: "60 seconds" })("sandbox provider", (it) => {
   it.effect("serves both platforms and says so in one start-up line", () =>
     Effect.gen(function*() {
       const gateway = yield* PushGateway
-      assert.deepStrictEqual(gateway.providers, ["sandbox (ios, android)"])
-      assert.deepStrictEqual(logLines.filter((l) => l.startsWith("push providers:")), ["push providers: sandbox (ios, android)"])
+      assert.deepStrictEqual(gateway.providers, ["sandbox (ios, android)", "webpush (browsers)"])
+      assert.deepStrictEqual(logLines.filter((l) => l.startsWith("push providers:")), ["push providers: sandbox (ios, android), webpush (browsers)"])
     }))
 
   it.effect("accepts an iOS push and records the APNs payload", () =>

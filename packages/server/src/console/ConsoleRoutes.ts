@@ -13,6 +13,7 @@
  */
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { AppConfig } from "../config/AppConfig.ts"
 import type { ConsoleFile } from "./ConsoleFiles.ts"
 import { loadConsoleFiles } from "./ConsoleFiles.ts"
 
@@ -75,13 +76,34 @@ const serve = (request: HttpServerRequest.HttpServerRequest, file: ConsoleFile, 
   })
 }
 
+/**
+ * Where a page asked for at a loopback address should be opened instead: the
+ * public URL, when it names `localhost` on the same port. Sessions, the CSRF
+ * rule and passkeys are bound to the public origin, and the quick start's
+ * server listens on 127.0.0.1 while its public URL says localhost — a console
+ * opened at `http://127.0.0.1:8080` could sign in but change nothing.
+ */
+export const loopbackRedirect = (publicUrl: string, host: string | undefined, path: string): string | undefined => {
+  const target = new URL(publicUrl)
+  if (host === undefined || target.hostname !== "localhost") return undefined
+  const at = /^(127(?:\.\d{1,3}){3}|\[::1\])(?::(\d+))?$/.exec(host)
+  if (at === null) return undefined
+  const port = at[2] ?? (target.protocol === "https:" ? "443" : "80")
+  const targetPort = target.port === "" ? (target.protocol === "https:" ? "443" : "80") : target.port
+  return port === targetPort ? `${target.origin}${path}` : undefined
+}
+
 const notFound = HttpServerResponse.jsonUnsafe({ error: "No such file.", code: "NOT_FOUND" }, { status: 404 })
 
 /** The console's routes; its files are read once, when the layer is built. */
 export const ConsoleRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { files, shell } = yield* Effect.sync(loadConsoleFiles)
-    const page = (request: HttpServerRequest.HttpServerRequest) => Effect.succeed(serve(request, shell, shellHeaders))
+    const { publicUrl } = yield* AppConfig
+    const page = (request: HttpServerRequest.HttpServerRequest) => {
+      const moved = loopbackRedirect(publicUrl, request.headers["host"], request.url)
+      return Effect.succeed(moved !== undefined ? HttpServerResponse.redirect(moved, { status: 302 }) : serve(request, shell, shellHeaders))
+    }
     for (const path of consolePages) yield* router.add("GET", path, page)
     // The worker's own policy comes with its script; `Service-Worker-Allowed` states the scope it may take.
     const worker = files.get("/sw.js")!

@@ -9,7 +9,7 @@
  * resolves to a served file, and all of its JavaScript stays within 100 KB
  * gzipped.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Scopes } from "@herald/api"
 import { AppApi } from "@herald/api"
 import { Effect } from "effect"
@@ -19,7 +19,7 @@ import { pathToFileURL } from "node:url"
 import { gzipSync } from "node:zlib"
 import { rawFetch, TestServerLayer } from "../../../../test/support/server.ts"
 import { consoleDir, loadConsoleFiles } from "../../src/console/ConsoleFiles.ts"
-import { consoleContentSecurityPolicy, consolePages } from "../../src/console/ConsoleRoutes.ts"
+import { consoleContentSecurityPolicy, consolePages, loopbackRedirect } from "../../src/console/ConsoleRoutes.ts"
 import { routesOf } from "../../src/http/Routes.ts"
 
 const publicDir = path.join(consoleDir(), "public")
@@ -226,4 +226,16 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("th
       const list = /export const scopes = \[([\s\S]*?)\]/.exec(page)?.[1] ?? ""
       assert.deepStrictEqual(Array.from(list.matchAll(/"([^"]+)"/g), (m) => m[1]), [...Scopes])
     }))
+})
+
+describe("a console page asked for at a loopback address", () => {
+  it("moves to the public URL when that names localhost on the same port, and only then", () => {
+    assert.strictEqual(loopbackRedirect("http://localhost:8080", "127.0.0.1:8080", "/inbox?x=1"), "http://localhost:8080/inbox?x=1")
+    assert.strictEqual(loopbackRedirect("http://localhost:8080", "[::1]:8080", "/"), "http://localhost:8080/")
+    assert.strictEqual(loopbackRedirect("http://localhost", "127.0.0.1", "/"), "http://localhost/")
+    assert.isUndefined(loopbackRedirect("http://localhost:8080", "localhost:8080", "/"), "already there")
+    assert.isUndefined(loopbackRedirect("http://localhost:8080", "127.0.0.1:9090", "/"), "another port: another server")
+    assert.isUndefined(loopbackRedirect("https://herald.example.net", "127.0.0.1:8080", "/"), "a real public URL: proxies reach it by loopback")
+    assert.isUndefined(loopbackRedirect("http://localhost:8080", undefined, "/"))
+  })
 })

@@ -2,10 +2,13 @@
  * Signing in as a person does alone, in Chromium: an e-mailed link (the mail
  * taken by a real SMTP server in the test), then a passkey made in Settings
  * with a CDP virtual authenticator, signing out, and signing in again with the
- * passkey alone.
+ * passkey alone. And an MCP client's authorization asked for while signed
+ * out: the consent page sends the person to sign in, and the e-mailed link
+ * brings them back to it.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 import { Harness, harnessLayer, inTab, mailTo, makePerson, openTab, personApi, signedInTab } from "./support/harness.ts"
 
 layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("signing in in the browser", (it) => {
@@ -104,5 +107,51 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("si
       assert.strictEqual((yield* again.me.get()).id, grace.id)
       const used = yield* again.passkeys.list()
       assert.isNotNull(used.items[0]?.lastUsedAt ?? null, "the passkey's last use is recorded")
+    }))
+
+  it.effect("an application's authorization, signed out: sign in by e-mail from its page and land back on its consent page", () =>
+    Effect.gen(function*() {
+      const { origin } = yield* Harness
+      const ada = yield* makePerson("Ada Byron")
+      const registered = yield* Effect.promise(() =>
+        fetch(`${origin}/oauth/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ client_name: "Deploy agent", redirect_uris: ["http://127.0.0.1:33418/callback"], token_endpoint_auth_method: "none" })
+        }).then((r) => r.json() as Promise<{ client_id: string }>)
+      )
+      const challenge = createHash("sha256").update(randomBytes(32).toString("base64url")).digest("base64url")
+      const authorize = `/oauth/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: registered.client_id,
+        redirect_uri: "http://127.0.0.1:33418/callback",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        state: "st-1"
+      })}`
+      const tab = yield* openTab()
+
+      yield* inTab(tab, async (page) => {
+        await page.goto(authorize)
+        await page.getByRole("heading", { name: "Sign in to Herald" }).waitFor()
+        await page.getByRole("link", { name: "Sign in" }).click()
+        await page.waitForURL("**/sign-in?next=**")
+        await page.getByLabel("E-mail address").fill(ada.email)
+        await page.getByRole("button", { name: "Send me a sign-in link" }).click()
+        await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor()
+      })
+
+      const mail = yield* mailTo(ada.email)
+      const link = /https?:\/\/\S+\/api\/app\/auth\/link\?token=hll_[0-9A-Za-z]+\S*/.exec(mail.text)?.[0]
+      assert.isDefined(link, `a sign-in link in the mail:\n${mail.text}`)
+
+      yield* inTab(tab, async (page) => {
+        await page.goto(link!)
+        // The consent page of that very request, now signed in.
+        await page.getByRole("heading", { name: "Connect an application" }).waitFor()
+        await page.getByText("Deploy agent").first().waitFor()
+        await page.getByText(ada.email).waitFor()
+        assert.strictEqual(new URL(page.url()).pathname, "/oauth/authorize")
+      })
     }))
 })

@@ -6,7 +6,7 @@
 import * as api from "./api.js"
 import { html, render, useEffect, useState } from "./html.js"
 import { closeLive } from "./live.js"
-import { match, navigate, navigation, peekNext, rememberNext, startRouter, takeNext, useLocation } from "./router.js"
+import { goNext, match, navigate, navigation, peekNext, rememberNext, startRouter, takeNext, useLocation } from "./router.js"
 import { ErrorNote, Loading } from "./ui.js"
 
 /** Loads the page module of a route, once; the page is its default export. */
@@ -61,11 +61,14 @@ const App = () => {
 
   useEffect(() => {
     if (me === undefined) return
+    // `/sign-in?next=/oauth/authorize?…`: the consent page sent a signed-out person here and wants them back.
+    const asked = location.pathname === "/sign-in" ? new URLSearchParams(location.search).get("next") : null
+    if (asked !== null) rememberNext(asked)
     if (me === null && !isPublic) {
       rememberNext(location.pathname + location.search)
       navigate("/sign-in", { replace: true })
     } else if (me !== null && (location.pathname === "/" || location.pathname === "/sign-in")) {
-      navigate(takeNext() ?? "/inbox", { replace: true })
+      goNext(takeNext() ?? "/inbox")
     } else if (me !== null && peekNext() === location.pathname + location.search) {
       takeNext() // arrived where the sign-in was for (the e-mailed link's `next`)
     }

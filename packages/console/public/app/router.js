@@ -130,9 +130,17 @@ const NEXT_KEY = "herald.next"
 
 /** @param {string} path */
 export const rememberNext = (path) => {
-  if (path !== "/" && path !== "/sign-in" && match(path.split("?")[0] ?? "") !== undefined) {
+  const page = path.split("?")[0] ?? ""
+  // A console page, or an OAuth authorization that sent the person here to sign in first.
+  if (path !== "/" && path !== "/sign-in" && (match(page) !== undefined || page === "/oauth/authorize")) {
     localStorage.setItem(NEXT_KEY, JSON.stringify({ path, at: Date.now() }))
   }
+}
+
+/** Goes to `path` once signed in: a console page in place, a server page (the OAuth consent page) by loading it. */
+export const goNext = (/** @type {string} */ path) => {
+  if (path.startsWith("/oauth/")) location.assign(path)
+  else navigate(path, { replace: true })
 }
 
 /** The remembered page (within the hour), once. */

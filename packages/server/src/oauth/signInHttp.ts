@@ -11,7 +11,7 @@ import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { userAgentOf, withSessionCookie } from "../auth/SessionCookie.ts"
-import { escapeHtml, pageHeaders } from "./ConsentPage.ts"
+import { escapeHtml, pageEnd, pageHeaders, pageStart } from "./ConsentPage.ts"
 import { authorizationNext, SignInLinks } from "./SignInLinks.ts"
 
 /** The longest `token` looked at: a real one is 53 characters; anything longer is refused unread. */
@@ -19,12 +19,7 @@ const TOKEN_MAX_LENGTH = 200
 
 /** A small self-contained page (no scripts; the authorization endpoint's headers): a title, a paragraph of escaped HTML. */
 const page = (status: number, title: string, paragraph: string) =>
-  HttpServerResponse.html(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-      `<title>${escapeHtml(title)} · Herald</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;` +
-      `padding:0 1rem;color:#222}h1{font-size:1.4rem}code{background:#f3f3f3;padding:0 .2em}</style></head>` +
-      `<body><h1>${escapeHtml(title)}</h1><p>${paragraph}</p></body></html>`
-  ).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders(pageHeaders))
+  HttpServerResponse.html(`${pageStart(title)}<p>${paragraph}</p>${pageEnd}`).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders(pageHeaders))
 
 const invalidLink = page(
   400,

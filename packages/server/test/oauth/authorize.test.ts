@@ -150,6 +150,8 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth authorize", (it) => {
         assert.strictEqual(r.status, 200)
         assert.isTrue(isHtml(r.headers))
         const html = r.body as string
+        // Signing in alone, in the console, and back here; or a link from the operator's shell.
+        assert.include(html, `href="/sign-in?next=${encodeURIComponent(authorizePath(params))}"`)
         assert.include(html, "herald admin session link --user YOU --next")
         assert.include(html, authorizePath(params).replace(/&/g, "&amp;"))
         assert.notInclude(html, "<form")

@@ -50,7 +50,7 @@ export const signInPage = (pathAndQuery: string) => {
       `<p><a href="/sign-in?next=${escapeHtml(encodeURIComponent(pathAndQuery))}">Sign in</a> with an e-mailed link or a ` +
       "passkey; it brings you back here.</p>" +
       "<p>Or, on the machine running Herald, run " +
-      `<code>herald admin session link --user YOU --next ${escapeHtml(quoted)}</code> ` +
+      `<code class="break">herald admin session link --user YOU --next ${escapeHtml(quoted)}</code> ` +
       "(with your email address for <code>YOU</code>) and open the link it prints in this browser.</p>"
   )
 }
@@ -76,7 +76,7 @@ export const consentPage = (view: ConsentView) => {
   return page(
     200,
     "Connect an application",
-    `<p><strong>${escapeHtml(view.clientName)}</strong> (client <code>${escapeHtml(view.clientId)}</code>, returning to ` +
+    `<p><strong>${escapeHtml(view.clientName)}</strong> (client <code class="break">${escapeHtml(view.clientId)}</code>, returning to ` +
       `<code>${escapeHtml(view.redirectHost)}</code>) asks to act on your Herald account.</p>` +
       `<p>Signed in as ${escapeHtml(view.person.name)} &lt;${escapeHtml(view.person.email)}&gt;.</p>` +
       `<form method="post" action="/oauth/authorize">${hidden}` +

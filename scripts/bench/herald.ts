@@ -81,7 +81,9 @@ export const serverEnv = (databaseUrl: string, port: number): Record<string, str
   HERALD_SEND_LIMIT_PER_MINUTE: "0",
   HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE: "0",
   HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
-  HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10"
+  HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
+  // Passed through for trying another cadence (docs/benchmarks.md, "The first minute").
+  HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS: process.env.HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS ?? "5"
 })
 
 /** `herald serve` on `databaseUrl` (migrated by its start), answering /readyz. */

@@ -25,7 +25,9 @@ export interface MaintenanceConfigShape {
 
 export const maintenanceVariables = {
   intervalSeconds: Env.integer("HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS", {
-    default: 30,
+    // 5 s: the queue's heap holds what is deleted between two vacuums, and its claims read that much more
+    // (docs/benchmarks.md, "The first minute"); a pass with nothing past a threshold is one read of statistics.
+    default: 5,
     description: "Seconds between passes of the table-maintenance worker, which vacuums and analyzes Herald's queue tables " +
       "when their dead rows pass 1,000 + 10 % of their live rows (autovacuum or not; the embedded database has none); " +
       "`0` turns it off (then keep autovacuum on, see [operations](operations.md#table-maintenance))."

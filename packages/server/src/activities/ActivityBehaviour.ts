@@ -17,7 +17,12 @@
  * outbox node) before its provider call: never sent twice. A claim whose node
  * died is given up as `unknown` by the sweep, and its device's queue moves
  * on. The queue lives in PostgreSQL; a restart resumes it in order. Expiry is
- * the shared persisted deadline message (cluster/Deadline.ts). Requests on
+ * the shared persisted deadline message (cluster/Deadline.ts).
+ *
+ * Delivered twice, a message changes nothing the first did not: a flush claims
+ * each operation before it goes; an end or expiry is a conditional update from
+ * a live status (the feed entry concludes once); an update carrying an
+ * `updateId` it has already applied answers that outcome again. Requests on
  * the node the actor lives on call its update directly (ResidentActivities.ts),
  * under the same lock as its messages. The actor's
  * own wake-up fiber (pacing, backoffs) is its clock, not a background worker:
@@ -44,6 +49,9 @@ import { ResidentActivities } from "./ResidentActivities.ts"
 import type { ActivityHead } from "./Rows.ts"
 
 const ended = new ActivityEnded({ error: "The live activity has ended." })
+
+/** How many applied `updateId`s an actor remembers (a redelivery follows its first delivery closely). */
+const REMEMBERED_UPDATES = 64
 
 /** `props` merged field by field; `null` removes a field. */
 const merge = (props: Readonly<Record<string, unknown>>, patch: Readonly<Record<string, unknown>>) => {
@@ -211,6 +219,21 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
     // A mutation runs to its end once begun, even if its caller goes away.
     const updateLocked = (props: Readonly<Record<string, unknown>>, priority: "high" | "default") =>
       Effect.uninterruptible(lock.withPermit(update(props, priority)))
+
+    /** The outcomes of the last updates applied, by `updateId`, oldest first. */
+    const applied = new Map<string, MutationOutcome>()
+    /** An update delivered again (the same `updateId`) answers its first outcome and applies nothing. */
+    const updateOnce = (props: Readonly<Record<string, unknown>>, priority: "high" | "default", updateId: string | undefined) =>
+      updateId === undefined ? updateLocked(props, priority) : Effect.uninterruptible(lock.withPermit(Effect.suspend(() => {
+        const first = applied.get(updateId)
+        if (first !== undefined) return Effect.succeed(first)
+        return Effect.tap(update(props, priority), (outcome) =>
+          Effect.sync(() => {
+            applied.set(updateId, outcome)
+            if (applied.size > REMEMBERED_UPDATES) applied.delete(applied.keys().next().value!)
+          }))
+      })))
+
     let messagedAt = yield* Clock.currentTimeMillis
     const messaged = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.andThen(Effect.map(Clock.currentTimeMillis, (now) => void (messagedAt = now)), self)
@@ -219,7 +242,7 @@ export const LiveActivityLive = LiveActivityEntity.toLayer(
 
     return LiveActivityEntity.of({
       Flush: () => messaged(flush),
-      Update: ({ payload }) => messaged(updateLocked(payload.props, payload.priority)),
+      Update: ({ payload }) => messaged(updateOnce(payload.props, payload.priority, payload.updateId)),
       End: () => messaged(Effect.uninterruptible(lock.withPermit(end))),
       Expire: () => messaged(lock.withPermit(Effect.suspend(() => {
         head = undefined

@@ -28,6 +28,7 @@ import type {
   UpdateActivityRequest
 } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
 import { Credentials } from "../auth/Credentials.ts"
 import * as EntityCalls from "../cluster/EntityCalls.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
@@ -233,7 +234,8 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       // runtime has not seen it in use for a while, through the cluster.
       const actor = resident.get(id)
       if (actor === undefined || (yield* Clock.currentTimeMillis) - actor.messagedAt() >= REFRESH_MILLIS) {
-        return yield* mutation(id, yield* EntityCalls.call(client(id).Update({ props, priority })))
+        // One id per request: the cluster may deliver the message twice (a retry), the actor applies it once.
+        return yield* mutation(id, yield* EntityCalls.call(client(id).Update({ props, priority, updateId: randomUUID() })))
       }
       const o = yield* actor.update(props, priority)
       // It stopped meanwhile: a wake-up it had set may be gone with it; its successor sends what is due.

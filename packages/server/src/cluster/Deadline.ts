@@ -7,6 +7,13 @@
  * restarts. The primary key makes a re-send of the same deadline a no-op
  * (`"expire"`, or the given key, so a page can hold one deadline per step).
  *
+ * A stored deadline is delivered at least once: after a restart or a shard
+ * move, or when a starting node takes up messages another node may still be
+ * processing, it comes again, perhaps while the first delivery still runs.
+ * Its handler therefore moves its entity only from the state the deadline is
+ * for (a pending prompt, a live activity, the step before this one), with a
+ * conditional update, and does nothing when it finds that state gone.
+ *
  * Wire form: this is exactly the form of the timers stored by the release
  * before it (`herald/PromptExpireAt` and `herald/ActivityExpireAt`, both
  * `{expiresAtMillis}` on an `Expire` rpc, primary key `"expire"`). A

@@ -3,8 +3,10 @@
  * Answer, cancel and expiry are serialized through it (the database's
  * conditional update makes the first one win even across nodes); long-poll
  * waiters park on it, holding no database connection, and are woken the
- * moment the prompt leaves `pending`. Only the runtime's layer graph imports
- * this module.
+ * moment the prompt leaves `pending`. A change delivered twice (at-least-once
+ * delivery, or on two nodes at once) is applied once: Transitions.ts moves the
+ * prompt only from `pending` and commits its outcome events with that move.
+ * Only the runtime's layer graph imports this module.
  */
 import { AnswerMismatch, InteractionNotPending } from "@herald/api"
 import type { AnswerStatus, Interaction } from "@herald/api"

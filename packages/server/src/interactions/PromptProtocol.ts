@@ -8,6 +8,11 @@
  * Expiry is durable: `Expire` is the shared persisted `Deadline`, delivered
  * at `expiresAt`, so a restart before the deadline still expires the prompt
  * on time and a restart after it expires the prompt at once.
+ *
+ * Every message may be delivered twice (the cluster delivers at least once):
+ * answer, cancel and expiry move the prompt only from `pending` (one
+ * conditional update, with its events in the same transaction), so a second
+ * delivery finds it ended and emits nothing; refresh and wait only read.
  */
 import { AnswerMismatch, AnswerStatus, Interaction, InteractionNotPending } from "@herald/api"
 import { Schema } from "effect"

@@ -2,8 +2,12 @@
  * The behaviour of a page's actor (its protocol is `PageProtocol.ts`): every
  * change of one page — a step's timer, acknowledge, escalate, resolve — runs
  * one at a time here; the database's conditional updates make the first
- * change win even across processes. Only the runtime's layer graph imports
- * this module.
+ * change win even across processes. Each message may arrive twice (the cluster
+ * delivers at least once) and a second delivery changes nothing: a step's
+ * timer runs only its own step from the one before it (PageSteps.ts),
+ * acknowledge and resolve answer a page already in that state unchanged.
+ * (Escalate is a person's request for one more step: two requests, two steps.)
+ * Only the runtime's layer graph imports this module.
  */
 import { Duration, Effect, Semaphore } from "effect"
 import { Entity } from "effect/cluster"

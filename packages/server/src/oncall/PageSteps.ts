@@ -9,6 +9,13 @@
  * the inbox copy and the feed entry are written — so a step re-run after a
  * crash pages nobody twice. Pushes are outbox rows sent after the commit (or by
  * the outbox worker if the process dies first).
+ *
+ * Step timers are delivered at least once (a restart, a shard move, a node
+ * start re-delivers a message another node may still be processing): a timer
+ * runs exactly the step it was given (and earlier ones not yet run), each from
+ * the step before it, checked under the page's row lock. A delivery that waited
+ * on the lock while another ran its step finds it done and stops, never taking
+ * "the next one" — only a person's escalate does that.
  */
 import { Conflict, NotFound } from "@herald/api"
 import type { OncallPage } from "@herald/api"
@@ -147,17 +154,23 @@ export class PageSteps extends Context.Service<PageSteps, {
     const send = (receipts: ReadonlyArray<string>) =>
       receipts.length === 0 ? Effect.void : Effect.asVoid(outbox.sendNow(receipts))
 
-    /** Runs step `to` (one past the page's current step) in a transaction; false when it no longer applies. */
-    const runStep = (id: string, actor: AuditActor, manual: boolean) =>
+    /**
+     * Runs step `target` in a transaction, only from the step before it (read under the page's row lock):
+     * "moved" when the page is already past it (another delivery, node or person ran it meanwhile), "stopped"
+     * when the page is no longer triggered or has no such step. Without `target`: the step after the
+     * current one, chosen under the lock (a person's escalate).
+     */
+    const runStep = (id: string, actor: AuditActor, manual: boolean, target?: number) =>
       Effect.gen(function*() {
         const at = yield* nowIso
-        const receipts = yield* repo.inTransaction(Effect.gen(function*() {
+        const outcome = yield* repo.inTransaction(Effect.gen(function*() {
           const page = yield* repo.state(id, { forUpdate: true })
-          if (page === undefined || page.status !== "triggered" || page.groupId === null) return undefined
+          if (page === undefined || page.status !== "triggered" || page.groupId === null) return "stopped" as const
+          const step = target ?? page.step + 1
+          if (page.step !== step - 1) return "moved" as const
           const group = yield* groups.find(page.groupId, at)
-          if (group === undefined || page.step >= group.escalation.length) return undefined
-          const step = page.step + 1
-          if (!(yield* repo.advance(id, page.step, step, at))) return undefined
+          if (group === undefined || step > group.escalation.length) return "stopped" as const
+          if (!(yield* repo.advance(id, page.step, step, at))) return "moved" as const
           const targets = targetsOf(group, step, Date.parse(at))
           const receipts = yield* notify(page, group.name, step, targets, at)
           yield* audit.record(actor, {
@@ -169,17 +182,18 @@ export class PageSteps extends Context.Service<PageSteps, {
           })
           return receipts
         }))
-        if (receipts === undefined) return false
-        yield* send(receipts)
-        return true
+        if (typeof outcome === "string") return outcome
+        yield* send(outcome)
+        return "ran" as const
       })
 
     const due = Effect.fn("PageSteps.due")(function*(id: string, step: number) {
-      // Steps run in order: a later timer first runs any earlier step not yet run.
+      // Steps run in order: a later timer first runs any earlier step not yet run, each by its own number.
+      // Steps only go up, so every turn runs a step or finds the page further on: the loop ends.
       for (;;) {
         const page = yield* repo.state(id)
         if (page === undefined || page.status !== "triggered" || page.step >= step) return
-        if (!(yield* runStep(id, systemActor, false))) return
+        if ((yield* runStep(id, systemActor, false, page.step + 1)) === "stopped") return
       }
     })
 
@@ -189,7 +203,7 @@ export class PageSteps extends Context.Service<PageSteps, {
       const page = yield* repo.state(id)
       if (page === undefined) return yield* notFound
       if (page.status !== "triggered") return yield* new Conflict({ error: `The page is ${page.status}; only a triggered page escalates.` })
-      if (!(yield* runStep(id, actor, true))) {
+      if ((yield* runStep(id, actor, true)) !== "ran") {
         return yield* new Conflict({ error: "The page has no escalation step left." })
       }
       return yield* recordOf(id)

@@ -23,6 +23,8 @@ import m0017 from "./0017_push_message_in_queue.ts"
 import m0018 from "./0018_web_push.ts"
 import m0019 from "./0019_sign_in.ts"
 import m0020 from "./0020_console_reads.ts"
+import m0021 from "./0021_shared_limits.ts"
+import m0022 from "./0022_mcp_sessions.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -44,5 +46,7 @@ export const loader = Migrator.fromRecord({
   "0017_push_message_in_queue": m0017,
   "0018_web_push": m0018,
   "0019_sign_in": m0019,
-  "0020_console_reads": m0020
+  "0020_console_reads": m0020,
+  "0021_shared_limits": m0021,
+  "0022_mcp_sessions": m0022
 })

@@ -31,7 +31,7 @@ export const quickSkips = [
   "no raw node:http, raw pg or raw-floor baselines (auth status, notifications)",
   `live activities measured ${ACTIVITY_SECONDS} s after a ${ACTIVITY_WARMUP} s warm-up (full run: 20 s after 10 s), ` +
   "the event-loop window open when measuring starts not counted",
-  "prompts, pages and the soak not run"
+  "prompts, pages, the cluster part (failover, forwarding) and the soak not run"
 ]
 
 /**
@@ -44,3 +44,9 @@ export const soakOnly = seeded || process.argv.slice(2).includes("--soak")
 export const SOAK_MINUTES = quick ? 2 : 10
 /** The soak the full run ends with. */
 export const FULL_RUN_SOAK_MINUTES = 2
+
+/**
+ * The cluster part (failover.ts, issue 33): `--failover` runs it alone (`--failover --quick`: one failover round and
+ * the quick loads); the full run includes it; `--quick` alone has none.
+ */
+export const failoverOnly = process.argv.slice(2).includes("--failover")

@@ -22,13 +22,18 @@
  * 5. Pages (pages.ts): 500 pages in 10 s to one on-call group with a 1-minute escalation;
  *    page creation p50/p99 and each escalation step's lag behind its due time (target p99 < 1 s).
  *    `BENCH_ONCALL_TIME_SCALE` (default 1: the minute is waited for) is the server's `HERALD_ONCALL_TIME_SCALE`.
- * 6. Soak (soak.ts, issue 31), last and on its own server and fresh database: the notifications load held
+ * 6. Cluster (failover.ts, issue 33), on runners of its own: three runners, one killed -9 as prompts fall due
+ *    (kill → its due timers fire on the others; target < 15 s), and the CPU per notification and per live-activity
+ *    update with the load spread over two runners against one (forwarding.ts; ratio ≤ 1.3 or a profile).
+ *    `--failover` runs it alone.
+ * 7. Soak (soak.ts, issue 31), last and on its own server and fresh database: the notifications load held
  *    2 minutes, each minute's rate, p99 and table sizes. Targets: the last minute's rate within 20 % of the
  *    first's, no minute's p99 above 500 ms. `--soak` runs it alone for 10 minutes (`--soak --quick`: 2),
  *    `--seeded` on a million seeded receipts after a restart.
  *
- * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages, the soak and the raw baselines left out.
- * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages` runs one part; `BENCH_PROFILE=<dir>`
+ * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages, the cluster part, the soak and the raw
+ * baselines left out.
+ * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages|failover` runs one part; `BENCH_PROFILE=<dir>`
  * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`;
  * `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`). The exit code is 0
  * whatever the targets (it is a report), 1 if the run broke.
@@ -42,8 +47,9 @@ import { availableParallelism, loadavg } from "node:os"
 import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
 import { cpuPer } from "./cpu.ts"
+import { benchFailover, failoverAlone } from "./failover.ts"
 import { adminUrl, benchPerson, freshDatabase, startHerald } from "./herald.ts"
-import { CONNECTIONS, DURATION, floorProfileFlags, FULL_RUN_SOAK_MINUTES, profileDir, quick, quickSkips, soakOnly, WARMUP } from "./mode.ts"
+import { CONNECTIONS, DURATION, failoverOnly, floorProfileFlags, FULL_RUN_SOAK_MINUTES, profileDir, quick, quickSkips, soakOnly, WARMUP } from "./mode.ts"
 import { benchNotifications } from "./notifications.ts"
 import { benchPages } from "./pages.ts"
 import { benchPrompts } from "./prompts.ts"
@@ -56,8 +62,8 @@ import { header, load, portOf, refuseErrors, row, stop, track } from "./support.
 const node = process.execPath
 
 for (const arg of process.argv.slice(2)) {
-  if (arg !== "--quick" && arg !== "--soak" && arg !== "--seeded") {
-    console.error(`npm run bench: unknown argument ${arg} (options: --quick, --soak, --seeded)`)
+  if (arg !== "--quick" && arg !== "--soak" && arg !== "--seeded" && arg !== "--failover") {
+    console.error(`npm run bench: unknown argument ${arg} (options: --quick, --soak, --seeded, --failover)`)
     process.exit(2)
   }
 }
@@ -76,6 +82,7 @@ const loadAtStart = load1()
 
 const main = async () => {
   if (soakOnly) return soakAlone()
+  if (failoverOnly) return failoverAlone()
   const began = performance.now()
   const summary: Array<SummaryRow> = []
   /** The other parts' own targets (not issue 22's), said under the summary. */
@@ -197,9 +204,15 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
     lap("pages")
   }
 
-  // A graceful stop, so profiles are written; and before the soak, which has its own server and database.
+  // A graceful stop, so profiles are written; and before the cluster part and the soak, which have their own
+  // servers and databases (and measure CPU: nothing else of the bench's should run beside them).
   const soaks = runs("soak") && !quick
-  if (soaks || profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  const failovers = runs("failover") && !quick
+  if (soaks || failovers || profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  if (failovers) {
+    summary.push(...await benchFailover())
+    lap("cluster")
+  }
   // Last, the 2-minute soak (soak.ts): whether the rate holds as the tables grow, which no 10 s load shows.
   if (soaks) {
     summary.push(...await benchSoak({ minutes: FULL_RUN_SOAK_MINUTES, seeded: false }))

@@ -23,6 +23,9 @@ const addressLayer = Layer.effect(TestServer, Effect.map(HttpServer.HttpServer, 
  * The service (routes and workers, as `herald serve` composes them) and its database; tests reach
  * it over HTTP (and Identity for set-up). `env` stands in for the process environment of the
  * service's settings (rate limits, push delivery — `HERALD_PUSH_PAUSED: "true"` runs no outbox drain —, …).
+ * With no `DATABASE_URL` among them its actor runtime is a single runner on any database (`ClusterMode` in
+ * cluster/Cluster.ts), so timers follow the test's clock alone; real runners are tested in
+ * packages/server/test/cluster/runners.test.ts and, as processes, in test/e2e/cluster.
  */
 export const testServerLayer = (env: Record<string, string> = {}) =>
   addressLayer.pipe(

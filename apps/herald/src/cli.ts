@@ -14,7 +14,7 @@
 // Not the package's index: that loads every module of it, the Redis client among them.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Console, Effect, Exit, Predicate } from "effect"
+import { Cause, Config, ConfigProvider, Console, Effect, Exit, Predicate } from "effect"
 import { CliError, Command } from "effect/cli"
 import { admin } from "./commands/admin.ts"
 import { ask } from "./commands/ask.ts"
@@ -30,6 +30,8 @@ const herald = Command.make("herald").pipe(
 
 /** The message of an expected error: the spec's `error` field, else the error's own message. */
 const describe = (error: unknown): string => {
+  // A setting refused by Herald's own check: its message names the variable (config/), without its class's prefix.
+  if (error instanceof Config.ConfigError && error.cause instanceof ConfigProvider.SourceError) return error.cause.message
   if (typeof error === "object" && error !== null) {
     if ("error" in error && typeof error.error === "string") {
       const issues = "issues" in error && Array.isArray(error.issues)

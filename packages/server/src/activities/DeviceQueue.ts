@@ -1,9 +1,10 @@
 /**
  * One activity's device queues, planned and sent: each round takes every
  * target device's next operation and decides whether it may go now (pacing:
- * starts per device across the node's activities, routine updates per device
- * per activity; iOS updates and ends wait for the update token; an inactive
- * device or an iOS one without a push-to-start token fails it unsent), then
+ * starts per device across every node's activities, its slot in the database
+ * (DevicePacing.ts); routine updates per device per activity, in this actor;
+ * iOS updates and ends wait for the update token; an inactive device or an
+ * iOS one without a push-to-start token fails it unsent), then
  * claims and sends those that may, concurrently. A transient provider failure
  * puts the operation back with a backoff; a permanent one fails it for good.
  * The actor (ActivityBehaviour.ts) runs rounds under its lock and sets its
@@ -129,7 +130,7 @@ export const makeDeviceQueue = (activityId: string) =>
             continue
           }
           if (op.op === "start") {
-            const slot = pacing.takeStartSlot(op.deviceId, now)
+            const slot = yield* pacing.takeStartSlot(op.deviceId, now)
             if (slot > now) {
               wakeAt = Math.min(wakeAt, slot)
               pacedStarts.push({ id: op.id, at: slot })

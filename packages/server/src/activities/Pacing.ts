@@ -1,7 +1,8 @@
 /**
- * The pacing rule shared by starts (per device) and routine updates (per
- * device per activity): after a send at `last`, the next may go from
- * `last + interval` on, exactly.
+ * The pacing rule shared by starts (per device, the same rule in SQL:
+ * DevicePacing.ts) and routine updates (per device per activity, kept by the
+ * activity's actor, which lives on one runner): after a send at `last`, the
+ * next may go from `last + interval` on, exactly.
  */
 
 /** When the next send may go: `now` when it may go now, else the first moment it may. */

@@ -31,16 +31,19 @@ export const AgentAuthLive = Layer.effect(AgentAuth, Effect.gen(function*() {
         }
         return Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, RateLimited | unhandled> => {
           const sends = Context.getOrUndefined(endpoint.annotations, SendingOperation) === true
-          const outcome = limiter.take(token.id, sends, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-          if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
-          if (!outcome.allowed) {
-            return Effect.fail(new RateLimited({
-              error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +
-                `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`
-            }))
-          }
-          const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-          return Effect.provideService(guardBody(request, httpEffect), CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+          // On PostgreSQL the budgets are shared by every node: one statement (billing/SharedRateLimits.ts).
+          const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
+          return Effect.flatMap(limiter.take(token.id, sends, now), (outcome): Effect.Effect<HttpServerResponse.HttpServerResponse, RateLimited | unhandled> => {
+            if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
+            if (!outcome.allowed) {
+              return Effect.fail(new RateLimited({
+                error: `Rate limit exceeded: ${outcome.reported!.limit} ${sends ? "sends" : "requests"} a minute for this token. ` +
+                  `Retry after ${seconds(outcome.reported!.retryAfterMs)} s.`
+              }))
+            }
+            const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+            return Effect.provideService(guardBody(request, httpEffect), CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes })
+          })
         })
       })
   })

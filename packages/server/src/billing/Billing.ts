@@ -29,7 +29,7 @@ export class Billing extends Context.Service<Billing, {
     const overview = Effect.fn("Billing.overview")(function*(agent: AgentPrincipal) {
       const usage = yield* repo.usage(agent.userId)
       const now = yield* Clock.currentTimeMillis
-      const limits = limiter.peek(agent.tokenId, now)
+      const limits = yield* limiter.peek(agent.tokenId, now)
       return new BillingOverview({
         plan: "free",
         entitlements: {

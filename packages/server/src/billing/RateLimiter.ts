@@ -1,22 +1,27 @@
 /**
- * Rate limits per token (and per webhook service, for its inbound URL), in memory: no database round trip per request, and
- * check-and-take is one synchronous step, so concurrent requests on a node
- * cannot both take the last unit. Keys whose budget is whole again are swept
- * every minute (a worker, `runtime/Workers.ts`), so memory follows the tokens
- * active in the last minute.
+ * Rate limits per token (and per webhook service, for its inbound URL): a
+ * GCRA budget a minute per key (Gcra.ts), taken all or none, so concurrent
+ * requests can never both take the last unit.
  *
- * Several nodes: each node enforces the full limit on what it serves, so a
- * token spread over N nodes behind a round-robin balancer can reach N times
- * the limit. The plan when Herald runs on more than one node: give each node
- * `limit / N` (N from the cluster's runner count) for tokens it sees, and
- * periodically reconcile actual use through a small PostgreSQL table of
- * (token, window, count) rows upserted in batches every second, lending unused
- * budget to the nodes that need it; the hot path stays in memory either way.
+ * Where the budgets live:
+ * - On PostgreSQL, in the database (SharedRateLimits.ts, RateLimitRepo.ts):
+ *   every node takes from the same budget, so N nodes behind a balancer
+ *   accept the limit, not N times it. A counted request costs at most one
+ *   statement, shared with the node's concurrent ones (docs/limits.md gives
+ *   the measured cost).
+ * - On the embedded database (one process by construction), in memory: no
+ *   round trip at all.
+ * Either way keys whose budgets are whole again are swept every minute (a
+ * worker, `runtime/Workers.ts`), so what is kept follows the keys active in
+ * the last minute.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
 import { RateLimitConfig } from "../config/RateLimitConfig.ts"
 import { Gcra } from "./Gcra.ts"
 import type { Decision } from "./Gcra.ts"
+import { RateLimitRepo } from "./RateLimitRepo.ts"
+import { makeSharedRateLimiter } from "./SharedRateLimits.ts"
 
 export type { Decision } from "./Gcra.ts"
 
@@ -36,20 +41,29 @@ export interface Units {
 
 export interface RateLimiterShape {
   /** Takes one request (and one send when `sends`) for the token at `now`, or refuses it whole. */
-  readonly take: (tokenId: string, sends: boolean, now: number) => RateLimitOutcome
+  readonly take: (tokenId: string, sends: boolean, now: number) => Effect.Effect<RateLimitOutcome>
   /**
    * Takes `units` for the token at `now`, all of them or none (an MCP batch:
    * one request per message, one send per sending call).
    */
-  readonly takeUnits: (tokenId: string, units: Units, now: number) => RateLimitOutcome
+  readonly takeUnits: (tokenId: string, units: Units, now: number) => Effect.Effect<RateLimitOutcome>
   /** Takes one send only (an inbound delivery, keyed by its service); allowed whenever the send limit is off. */
-  readonly takeSend: (key: string, now: number) => RateLimitOutcome
+  readonly takeSend: (key: string, now: number) => Effect.Effect<RateLimitOutcome>
   /** The token's budgets at `now`, without taking any; undefined for a limit that is off. */
-  readonly peek: (tokenId: string, now: number) => { readonly requests: Decision | undefined; readonly sends: Decision | undefined }
+  readonly peek: (tokenId: string, now: number) => Effect.Effect<{ readonly requests: Decision | undefined; readonly sends: Decision | undefined }>
   /** Forgets keys whose budget is whole again; a worker runs it every `sweepEvery`. */
   readonly sweep: Effect.Effect<void>
   readonly sweepEvery: Duration.Duration
 }
+
+/**
+ * Where the budgets live: by the database (`auto`: PostgreSQL shared, the
+ * embedded database in memory), or pinned. Read when the limiter is built;
+ * tests pin `database` to run the shared budgets on the embedded database too.
+ */
+export const RateLimitStore = Context.Reference<"auto" | "database" | "memory">("herald/RateLimitStore", {
+  defaultValue: () => "auto"
+})
 
 const tighter = (a: Decision | undefined, b: Decision | undefined) =>
   a === undefined ? b : b === undefined ? a : b.remaining < a.remaining ? b : a
@@ -93,18 +107,38 @@ export const makeRateLimiter = (config: { readonly requestsPerMinute: number; re
   return { take, takeUnits, takeSend, peek, sweep }
 }
 
+/** Where budgets are kept: the service less its sweep schedule, the sweep at an instant. */
+type Store = Omit<RateLimiterShape, "sweep" | "sweepEvery"> & { readonly sweep: (now: number) => Effect.Effect<void> }
+
+/** The in-memory limiter as the service: every answer is at hand, no round trip. */
+const inMemory = (config: { readonly requestsPerMinute: number; readonly sendsPerMinute: number }): Store => {
+  const limiter = makeRateLimiter(config)
+  return {
+    take: (tokenId: string, sends: boolean, now: number) => Effect.succeed(limiter.take(tokenId, sends, now)),
+    takeUnits: (tokenId: string, units: Units, now: number) => Effect.succeed(limiter.takeUnits(tokenId, units, now)),
+    takeSend: (key: string, now: number) => Effect.succeed(limiter.takeSend(key, now)),
+    peek: (tokenId: string, now: number) => Effect.succeed(limiter.peek(tokenId, now)),
+    sweep: (now: number) => Effect.sync(() => limiter.sweep(now))
+  }
+}
+
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("herald/RateLimiter") {
+  /** Needs `RateLimitConfig`, `RateLimitRepo` and the `PgClient` (which tells the embedded database by its socket). */
   static readonly layerNoDeps = Layer.effect(RateLimiter, Effect.gen(function*() {
-    const limiter = makeRateLimiter(yield* RateLimitConfig)
+    const config = yield* RateLimitConfig
+    const store = yield* RateLimitStore
+    // The embedded database is served on a local socket (db/Embedded.ts): one process.
+    const shared = store === "database" || (store === "auto" && (yield* PgClient.PgClient).config.path === undefined)
+    const limiter: Store = shared ? makeSharedRateLimiter(config, yield* RateLimitRepo) : inMemory(config)
     return RateLimiter.of({
       take: limiter.take,
       takeUnits: limiter.takeUnits,
       takeSend: limiter.takeSend,
       peek: limiter.peek,
-      sweep: Effect.map(Clock.currentTimeMillis, limiter.sweep),
+      sweep: Effect.flatMap(Clock.currentTimeMillis, limiter.sweep),
       sweepEvery: Duration.minutes(1)
     })
   }))
 
-  static readonly layer = RateLimiter.layerNoDeps.pipe(Layer.provide(RateLimitConfig.layer))
+  static readonly layer = RateLimiter.layerNoDeps.pipe(Layer.provide(Layer.merge(RateLimitConfig.layer, RateLimitRepo.layer)))
 }

@@ -3,11 +3,14 @@
  * The actor runtime failing to take a message — a full mailbox or the
  * runner's resident-entity cap (`ShardingConfig.maxResidentEntities`, which
  * `effect/cluster` also reports as `MailboxFull`), a message already being
- * processed, message storage down, a shard not (yet) on this runner — is
+ * processed, message storage down, this runner shutting down — is
  * momentary and not the caller's fault: it answers 503 `SERVICE_UNAVAILABLE`
  * with `Retry-After` (set by the edge on every 503, `http/Edge.ts`), never a
  * 500, and its cause is logged at Warning. The entity's own errors pass
- * through unchanged.
+ * through unchanged. An entity on another runner, or on a shard between
+ * runners (one joined, left or died), is not such a failure: the runtime
+ * forwards the call to the owner, retrying every `sendRetryInterval` while
+ * the shard moves (cluster/Runner.ts).
  */
 import { ServiceUnavailable } from "@herald/api"
 import { Effect } from "effect"

@@ -5,11 +5,13 @@
  */
 import { activityVariables } from "./ActivityConfig.ts"
 import { appVariables } from "./AppConfig.ts"
+import { clusterVariables } from "./ClusterConfig.ts"
 import { domainVariables } from "./DomainConfig.ts"
 import { maintenanceVariables } from "./MaintenanceConfig.ts"
 import { metricsVariables } from "./MetricsConfig.ts"
 import { oauthVariables } from "./OAuthConfig.ts"
 import { oncallVariables } from "./OncallConfig.ts"
+import { otlpVariables } from "./OtlpConfig.ts"
 import { outboxVariables } from "./OutboxConfig.ts"
 import { pushVariables } from "./PushConfig.ts"
 import { rateLimitVariables } from "./RateLimitConfig.ts"
@@ -32,6 +34,13 @@ export const sections: ReadonlyArray<Section> = [
     variables: list(appVariables)
   },
   {
+    title: "Cluster runners",
+    intro: "On PostgreSQL every `herald serve` is a runner of the actor runtime: the nodes reach each other at these " +
+      "addresses to call the entities that live on another node (see [architecture](architecture.md#the-actor-runtime)). " +
+      "The embedded database serves one process and uses neither.",
+    variables: list(clusterVariables)
+  },
+  {
     title: "Table maintenance",
     intro: "Herald vacuums and analyzes its own queue tables (see [operations](operations.md#table-maintenance)).",
     variables: list(maintenanceVariables)
@@ -41,6 +50,13 @@ export const sections: ReadonlyArray<Section> = [
     intro: "Who may scrape `/metrics`. With neither set it is served on the API listener to anyone; in production " +
       "use a separate listener on a private interface, or a token behind a public proxy (see [operations](operations.md#metrics)).",
     variables: list(metricsVariables)
+  },
+  {
+    title: "Traces and metrics over OTLP",
+    intro: "Export of traces and metrics to an OpenTelemetry receiver, under the OpenTelemetry SDKs' own variable names; " +
+      "nothing is exported while `OTEL_EXPORTER_OTLP_ENDPOINT` is unset (see " +
+      "[operations](operations.md#traces-and-metrics-over-otlp)).",
+    variables: list(otlpVariables)
   },
   {
     title: "Push providers",

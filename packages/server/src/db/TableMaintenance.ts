@@ -47,6 +47,8 @@ export const QUEUE_TABLES: ReadonlyArray<string> = [
   // the person's inbox (read flags) and feed (results written back)
   "inbox_items",
   "activity_feed",
+  // the per-token rate-limit budgets on PostgreSQL (0021): a row rewritten by every counted request
+  "rate_limit_budgets",
   // effect/cluster's SqlMessageStorage: entity mailboxes and timers (live activities, prompts, pages),
   // marked processed in place and deleted when done
   "cluster_messages",

@@ -1,7 +1,7 @@
 /**
  * Per-address limits (docs/limits.md, "Per-address limits"): each class is a
- * GCRA budget a minute per client address (ClientAddress.ts), in memory like
- * the per-token limits (billing/RateLimiter.ts), swept by a worker.
+ * GCRA budget a minute per client address (ClientAddress.ts), in memory (the
+ * arithmetic of billing/Gcra.ts), swept by a worker.
  *
  * - `register`: `POST /oauth/register`.
  * - `oauth`: `/oauth/authorize` (GET, POST), `/oauth/token`, `/oauth/revoke`,
@@ -24,7 +24,10 @@
  * edge would have added (a request id, `nosniff`). The route is read from the
  * route table (Routes.ts), as the router will match it, never from a prefix.
  *
- * Several nodes: each node counts what it serves (see RateLimiter.ts).
+ * Several nodes: each node counts what it serves, unlike the per-token limits
+ * (billing/RateLimiter.ts, shared in the database): these guards refuse before
+ * any database work, so behind N nodes an address gets up to N times each
+ * budget (docs/operations.md, "What each node keeps to itself").
  */
 import { Clock, Context, Duration, Effect, Layer, Metric, Option } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"

@@ -16,10 +16,13 @@
  *   `RATE_LIMITED` with `Retry-After`, and nothing of the body runs. The
  *   units taken go with the request (`McpPrepaid`), for `ToolMeter` to
  *   meter each tool call where it runs without charging it twice.
- * - A request with an `Mcp-Session-Id` the token did not open answers 404
- *   like an unknown session; a use refreshes the session, and `initialize`
- *   and DELETE open and close it in the registry (McpSessions.ts: the cap per
- *   token, idle expiry).
+ * - A request with an `Mcp-Session-Id` the token did not open (on any node)
+ *   answers 404 like an unknown session; a use refreshes the session, and
+ *   `initialize` and DELETE open and close it in the registry (McpSessions.ts:
+ *   sessions in the database, the cap per token, idle expiry). A session this
+ *   node's MCP runtime knows by another id (resumed here) reaches the runtime
+ *   with that id. A request of the stateless revision (`2026-07-28`) carries
+ *   no session: any node answers it.
  * - Then the body is guarded (http/BodyGuard.ts) and the request runs as the
  *   token (`CurrentAgent`).
  *
@@ -37,6 +40,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { guardBody } from "../http/BodyGuard.ts"
 import { Credentials } from "../auth/Credentials.ts"
 import { MCP_RESOURCE_METADATA_PATH, MCP_SCOPES } from "../oauth/McpScopes.ts"
+import { PROTOCOL_VERSION_HEADER, resumableFrom, withRuntimeSession } from "./McpRuntimeRoutes.ts"
 import { McpSessions, SESSION_ID_HEADER } from "./McpSessions.ts"
 import { withAnsweredErrorsQuiet } from "./ProtocolErrors.ts"
 import { batchTooLong, MAX_BATCH_MESSAGES, McpPrepaid, rateLimitedMessage } from "./McpMeter.ts"
@@ -65,7 +69,7 @@ const explained: Record<number, { readonly code: string; readonly error: string 
   403: { code: "FORBIDDEN", error: "This Origin may not use the MCP endpoint." },
   404: {
     code: "NOT_FOUND",
-    error: "No such MCP session (it was ended, or started on another node): send initialize to start a new one."
+    error: "No such MCP session (it was ended, or this token never opened it): send initialize to start a new one."
   },
   406: { code: "NOT_ACCEPTABLE", error: "Accept must include both application/json and text/event-stream." }
 }
@@ -78,28 +82,37 @@ const explain = (response: HttpServerResponse.HttpServerResponse): HttpServerRes
 const unknownSession = explain(HttpServerResponse.empty({ status: 404 }))
 
 /**
- * What a response tells the registry: `initialize` (no session id yet)
- * answered with a session id opens it under the token; a DELETE that ended
- * the session, or a 404 for it, closes it. The runtime sets the session id
- * header as the response is sent (a pre-response handler), so it is read by
- * one appended after the runtime's.
+ * A request without a session id (`initialize`, or the stateless revision):
+ * an `initialize` answered with a session id opens it under the token, with
+ * what resumes it on another node (its body and the revision answered). The
+ * runtime sets those headers as the response is sent (a pre-response
+ * handler), so they are read by one appended after the runtime's, and the
+ * session is stored before the client learns its id.
  */
-const recordSession = (
+const recordOpening = (
   context: Context.Context<never>,
   sessions: McpSessions["Service"],
   tokenId: string,
-  sessionId: string | undefined,
+  body: string
+): void =>
+  HttpEffect.appendPreResponseHandlerUnsafe(context, (_, sent) => {
+    const opened = sent.headers[SESSION_ID_HEADER]
+    if (opened === undefined) return Effect.succeed(sent)
+    return Effect.as(sessions.opened(opened, tokenId, resumableFrom(body, sent.headers[PROTOCOL_VERSION_HEADER])), sent)
+  })
+
+/**
+ * What the runtime's answer in a session tells the registry: a DELETE it
+ * ended closes the session everywhere; a 404 means it no longer holds it here.
+ */
+const recordAnswer = (
+  sessions: McpSessions["Service"],
+  sessionId: string,
   response: HttpServerResponse.HttpServerResponse
-): void => {
-  if (sessionId === undefined) {
-    HttpEffect.appendPreResponseHandlerUnsafe(context, (_, sent) => {
-      const opened = sent.headers[SESSION_ID_HEADER]
-      return opened === undefined ? Effect.succeed(sent) : Effect.as(sessions.opened(opened, tokenId), sent)
-    })
-  } else if (response.body._tag === "Empty" && (response.status === 204 || response.status === 404)) {
-    // The runtime's answers to a DELETE that ended the session, and to a session it does not know.
-    sessions.forget(sessionId)
-  }
+): Effect.Effect<void> => {
+  if (response.body._tag !== "Empty") return Effect.void
+  if (response.status === 204) return sessions.closed(sessionId)
+  return response.status === 404 ? sessions.lost(sessionId) : Effect.void
 }
 
 /** The credential of an `Authorization` header: `Bearer <token>` (scheme case-insensitive), else the empty string. */
@@ -137,28 +150,36 @@ export const McpHttpAuth = HttpRouter.middleware<{ provides: CurrentAgent }>()(E
             // A batch over the cap costs one request and runs nothing; otherwise every message and send, all or none.
             const tooLong = body.batch && body.messages > MAX_BATCH_MESSAGES
             const units = tooLong ? { requests: 1, sends: 0 } : { requests: body.messages, sends: body.sends }
-            const outcome = limiter.takeUnits(token.id, units, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-            if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
-            if (!outcome.allowed) {
-              const error = rateLimitedMessage(outcome, units)
-              return Effect.succeed(HttpServerResponse.jsonUnsafe({ error, code: "RATE_LIMITED" }, { status: 429 }))
-            }
-            if (tooLong) return Effect.succeed(HttpServerResponse.jsonUnsafe(batchTooLong(body.messages), { status: 400 }))
-            const sessionId = request.headers[SESSION_ID_HEADER]
-            if (sessionId !== undefined) {
+            return Effect.flatMap(limiter.takeUnits(token.id, units, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()), (outcome) => {
+              if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
+              if (!outcome.allowed) {
+                const error = rateLimitedMessage(outcome, units)
+                return Effect.succeed(HttpServerResponse.jsonUnsafe({ error, code: "RATE_LIMITED" }, { status: 429 }))
+              }
+              if (tooLong) return Effect.succeed(HttpServerResponse.jsonUnsafe(batchTooLong(body.messages), { status: 400 }))
+              const asAgent = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+                effect.pipe(
+                  Effect.provideService(CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes }),
+                  // The units just taken, for the request's tool calls to pay with (McpMeter.ts): none charged twice.
+                  Effect.provideService(McpPrepaid, { requests: units.requests, sends: units.sends })
+                )
+              const sessionId = request.headers[SESSION_ID_HEADER]
+              if (sessionId === undefined) {
+                return guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent(httpEffect), (response) => {
+                  recordOpening(fiber.context, sessions, token.id, text)
+                  return explain(response)
+                })))
+              }
               // Another token's session answers exactly as an unknown one: the id alone opens nothing.
-              if (sessions.ownerOf(sessionId) !== token.id) return Effect.succeed(unknownSession)
-            }
-            const asAgent = httpEffect.pipe(
-              Effect.provideService(CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes }),
-              // The units just taken, for the request's tool calls to pay with (McpMeter.ts): none charged twice.
-              Effect.provideService(McpPrepaid, { requests: units.requests, sends: units.sends })
-            )
-            const served = guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent, (response) => {
-              recordSession(fiber.context, sessions, token.id, sessionId, response)
-              return explain(response)
-            })))
-            return sessionId === undefined ? served : Effect.andThen(sessions.touch(sessionId), served)
+              return guardBody(request, Effect.flatMap(sessions.admit(sessionId, token.id), (runtimeId) => {
+                if (runtimeId === undefined) return Effect.succeed(unknownSession)
+                const inRuntime = runtimeId === sessionId
+                  ? httpEffect
+                  : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withRuntimeSession(request, runtimeId, text))
+                return withAnsweredErrorsQuiet(Effect.flatMap(asAgent(inRuntime), (response) =>
+                  Effect.as(recordAnswer(sessions, sessionId, response), explain(response))))
+              }))
+            })
           })
       })
     })

@@ -109,15 +109,16 @@ export const ToolMeter = McpServer.middleware(
         const need = { requests: 1, sends: callSends(target, argumentsOf(payload)) ? 1 : 0 }
         const owed = payFrom(fiber.getRef(McpPrepaid), need)
         if (owed.requests === 0 && owed.sends === 0) return effect
-        const outcome = limiter.takeUnits(agent.tokenId, owed, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-        if (outcome.allowed) return effect
-        const error = rateLimitedMessage(outcome, owed)
-        return Effect.fail(
-          new McpRateLimited({
-            message: error,
-            data: { code: "RATE_LIMITED", error, retryAfterSeconds: Number(seconds(outcome.reported!.retryAfterMs)) }
-          })
-        )
+        return Effect.flatMap(limiter.takeUnits(agent.tokenId, owed, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()), (outcome) => {
+          if (outcome.allowed) return effect
+          const error = rateLimitedMessage(outcome, owed)
+          return Effect.fail(
+            new McpRateLimited({
+              message: error,
+              data: { code: "RATE_LIMITED", error, retryAfterSeconds: Number(seconds(outcome.reported!.retryAfterMs)) }
+            })
+          )
+        })
       }))
   }),
   { global: true }

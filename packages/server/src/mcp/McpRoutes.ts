@@ -4,14 +4,19 @@
  * them, the meter of every tool call (McpMeter.ts), and the HTTP-level
  * authentication and rate limits around every request (McpAuth.ts).
  *
- * Protocols: the revision the official SDK offers first (2025-11-25), and the
- * two before it for older clients, all with sessions (`Mcp-Session-Id`). A
- * session is state in this process: on several nodes, a balancer must send a
- * session's requests to the node that initialised it (docs/mcp.md). A DELETE
- * with the session id ends the session; McpSessions.ts ties each session to
- * its token, caps them per token and ends idle ones. `AppConfig` (the public URL) comes
- * from the capabilities, as for the OAuth routes, so the 401 challenge and
- * the OAuth metadata name the same URL.
+ * Protocols, so that any node behind any balancer answers:
+ * - `2026-07-28`, the stateless revision: every request carries what it
+ *   needs (revision, client capabilities) and no session, so any node answers
+ *   it. Its `subscriptions/listen` stream is off: Herald's tools never change,
+ *   and a stream would hold one node for nothing.
+ * - the revision the official SDK offers first (2025-11-25), and the two
+ *   before it for older clients, with sessions (`Mcp-Session-Id`). A session
+ *   is stored in the database and answered on any node (McpSessions.ts: a
+ *   node that does not hold it resumes it, each session answers only its
+ *   token, capped per token, idle ones ended). A DELETE with the session id
+ *   ends the session.
+ * `AppConfig` (the public URL) comes from the capabilities, as for the OAuth
+ * routes, so the 401 challenge and the OAuth metadata name the same URL.
  */
 import { Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
@@ -25,7 +30,12 @@ import { ToolHandlersLayer } from "./ToolHandlers.ts"
 import { HeraldTools, INSTRUCTIONS } from "./Tools.ts"
 
 /** The protocol revisions served, newest first. */
-export const MCP_PROTOCOLS = [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26] as const
+export const MCP_PROTOCOLS = [
+  McpProtocol.v2026_07_28,
+  McpProtocol.v2025_11_25,
+  McpProtocol.v2025_06_18,
+  McpProtocol.v2025_03_26
+] as const
 
 /**
  * The tools with their handlers and scope gate, and the meter of every tool
@@ -53,6 +63,7 @@ export const McpRoutes = Layer.unwrap(Effect.gen(function*() {
     // browser send no Origin.
     allowedOrigins: [new URL(publicUrl).origin],
     allowSessionTermination: true,
+    allowSubscriptions: false,
     registrations: McpRegistrations
   })
-})).pipe(Layer.provide(McpHttpAuth.layer), Layer.provide(McpSessions.capturingTermination))
+})).pipe(Layer.provide(McpHttpAuth.layer), Layer.provide(McpSessions.capturingRoutes))

@@ -115,7 +115,7 @@ export class OAuthClients extends Context.Service<OAuthClients, {
   static readonly layerNoDeps = Layer.effect(OAuthClients, Effect.gen(function*() {
     const repo = yield* ClientsRepo
     const config = yield* OAuthConfig
-    // One key: every caller together. In memory on each node, like the per-token limits (a restart forgets it).
+    // One key: every caller together. In memory on each node, a guard (a restart forgets it; docs/operations.md).
     const globalLimit = config.registrationsPerMinute > 0 ? new Gcra(config.registrationsPerMinute) : undefined
 
     /** Checks the metadata, then `admit` (the bounds, for anonymous registration), then stores the client. */

@@ -51,6 +51,7 @@ import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { MetricsListener, MetricsListenerLayer } from "./MetricsListener.ts"
 import { WorkersLayer } from "./Workers.ts"
 import { loggingLayer } from "../observability/Logging.ts"
+import { BackgroundTraceLevel, OtlpLayer } from "../observability/Otlp.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
 import { SandboxRepo } from "../push/SandboxRepo.ts"
@@ -257,7 +258,12 @@ const StreamsEndAtShutdown = Layer.effectDiscard(Effect.gen(function*() {
  * in-process tests alike; CLI commands build capabilities without it.
  */
 export const serviceLayer = (options: { readonly port: number; readonly host: string }) =>
-  Layer.mergeAll(StreamsEndAtShutdown.pipe(Layer.provideMerge(httpServerLayer(options))), MetricsListenerLayer, WorkersLayer)
+  Layer.mergeAll(
+    StreamsEndAtShutdown.pipe(Layer.provideMerge(httpServerLayer(options))),
+    MetricsListenerLayer,
+    // Their passes poll several times a second: traced, not exported (observability/Otlp.ts).
+    WorkersLayer.pipe(Layer.provide(BackgroundTraceLevel))
+  )
 
 const announce = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -287,6 +293,8 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
     Layer.provideMerge(serviceLayer({ port: config.port, host: config.host })),
     Layer.provideMerge(CapabilitiesLayer),
     Layer.provideMerge(serverDatabaseLayer),
+    // Beneath everything, so every fiber traces to it; logged through the logger below (observability/Otlp.ts).
+    Layer.provide(OtlpLayer),
     Layer.provide(loggingLayer(config))
   )
 })).pipe(Layer.provideMerge(AppConfig.layer))

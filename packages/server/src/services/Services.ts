@@ -185,7 +185,7 @@ export class Services extends Context.Service<Services, {
       const service = yield* repo.findByTokenHash(hashSecret(token))
       if (service === undefined) return yield* new NotFound({ error: "Unknown webhook." })
       // A URL leaked to a looping sender must not flood the database and the phones.
-      const { allowed, reported } = limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
+      const { allowed, reported } = yield* limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
       if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
       // The creator and, when shared, each accepted member of the family: one inbox copy each (its
       // own read state) and a push to each of their active devices.

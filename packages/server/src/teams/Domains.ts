@@ -15,7 +15,7 @@
  *   every retry; a missing or different record is never remembered, so
  *   publishing it and verifying again works at once.
  * - At most `DOMAIN_VERIFY_PER_MINUTE` verify calls a minute per team (GCRA, in
- *   memory per node like the token limits, billing/RateLimiter.ts).
+ *   memory per node: a guard on DNS lookups, docs/operations.md).
  *
  * Times come from the service clock, so tests can move past the minute.
  */

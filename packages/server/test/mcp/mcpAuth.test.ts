@@ -134,7 +134,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("MC
       assert.strictEqual(gone.status, 404)
       assert.deepStrictEqual(gone.body, {
         code: "NOT_FOUND",
-        error: "No such MCP session (it was ended, or started on another node): send initialize to start a new one."
+        error: "No such MCP session (it was ended, or this token never opened it): send initialize to start a new one."
       })
     }))
 

@@ -17,7 +17,7 @@ import type { Connected } from "./mcpSupport.ts"
 
 const UNKNOWN_SESSION = {
   code: "NOT_FOUND",
-  error: "No such MCP session (it was ended, or started on another node): send initialize to start a new one."
+  error: "No such MCP session (it was ended, or this token never opened it): send initialize to start a new one."
 }
 
 const headersOf = (secret: string, sessionId: string) => ({

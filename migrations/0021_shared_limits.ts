@@ -8,7 +8,11 @@
  *   epoch milliseconds of the service clock (NULL: the budget is whole).
  *   Taken by one `INSERT … ON CONFLICT DO UPDATE … WHERE` per counted request
  *   (billing/RateLimitRepo.ts); rows whose budgets are whole are deleted every
- *   minute. Unlogged: a crash forgets who spent what in the last minute, which
+ *   minute. `now_ms` is the latest time a take of the key was measured at:
+ *   each node reads its clock before its statement runs, and statements run
+ *   in no particular order, so a take is measured from the later of its own
+ *   time and that one (as one clock would), or a budget's last unit was lost
+ *   whenever a later request's statement ran first. Unlogged: a crash forgets who spent what in the last minute, which
  *   only gives every token its whole budget back, and no write-ahead log is
  *   written per request. Updates change no indexed column, and the free room
  *   on each page lets them stay HOT.
@@ -24,7 +28,8 @@ export default Effect.gen(function*() {
     CREATE UNLOGGED TABLE rate_limit_budgets (
       key text PRIMARY KEY,
       requests_tat double precision,
-      sends_tat double precision
+      sends_tat double precision,
+      now_ms double precision
     ) WITH (fillfactor = 50)`
   yield* sql`ALTER TABLE devices ADD COLUMN last_activity_start_at timestamptz`
 })

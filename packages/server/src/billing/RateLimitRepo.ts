@@ -14,7 +14,9 @@ import { SqlClient } from "effect/sql"
 /** A key's stored times (epoch ms); null: that budget is whole. */
 export const BudgetTimes = Schema.Struct({
   requestsTat: Schema.NullOr(Schema.Number),
-  sendsTat: Schema.NullOr(Schema.Number)
+  sendsTat: Schema.NullOr(Schema.Number),
+  /** The latest time any take of the key was measured at (migration 0021 says why). */
+  nowMs: Schema.NullOr(Schema.Number)
 })
 export type BudgetTimes = typeof BudgetTimes.Type
 
@@ -70,36 +72,38 @@ export class RateLimitRepo extends Context.Service<RateLimitRepo, {
       const window = windowMs + TOLERANCE_MS
       return sql`
         WITH taken AS (
-          INSERT INTO rate_limit_budgets AS b (key, requests_tat, sends_tat)
+          INSERT INTO rate_limit_budgets AS b (key, requests_tat, sends_tat, now_ms)
           SELECT ${t.key}::text,
             CASE WHEN ${t.requests}::int > 0 THEN ${t.now}::float8 + ${t.requestsInterval}::float8 * ${t.requests}::int END,
-            CASE WHEN ${t.sends}::int > 0 THEN ${t.now}::float8 + ${t.sendsInterval}::float8 * ${t.sends}::int END
+            CASE WHEN ${t.sends}::int > 0 THEN ${t.now}::float8 + ${t.sendsInterval}::float8 * ${t.sends}::int END,
+            ${t.now}::float8
           WHERE ${t.requestsInterval}::float8 * ${t.requests}::int <= ${window}::float8
             AND ${t.sendsInterval}::float8 * ${t.sends}::int <= ${window}::float8
           ON CONFLICT (key) DO UPDATE SET
             requests_tat = CASE WHEN ${t.requests}::int > 0
-              THEN greatest(b.requests_tat, ${t.now}::float8) + ${t.requestsInterval}::float8 * ${t.requests}::int
+              THEN greatest(b.requests_tat, b.now_ms, ${t.now}::float8) + ${t.requestsInterval}::float8 * ${t.requests}::int
               ELSE b.requests_tat END,
             sends_tat = CASE WHEN ${t.sends}::int > 0
-              THEN greatest(b.sends_tat, ${t.now}::float8) + ${t.sendsInterval}::float8 * ${t.sends}::int
-              ELSE b.sends_tat END
+              THEN greatest(b.sends_tat, b.now_ms, ${t.now}::float8) + ${t.sendsInterval}::float8 * ${t.sends}::int
+              ELSE b.sends_tat END,
+            now_ms = greatest(b.now_ms, ${t.now}::float8)
           WHERE (${t.requests}::int = 0
-              OR greatest(b.requests_tat, ${t.now}::float8) + ${t.requestsInterval}::float8 * ${t.requests}::int
-                <= ${t.now}::float8 + ${window}::float8)
+              OR greatest(b.requests_tat, b.now_ms, ${t.now}::float8) + ${t.requestsInterval}::float8 * ${t.requests}::int
+                <= greatest(b.now_ms, ${t.now}::float8) + ${window}::float8)
             AND (${t.sends}::int = 0
-              OR greatest(b.sends_tat, ${t.now}::float8) + ${t.sendsInterval}::float8 * ${t.sends}::int
-                <= ${t.now}::float8 + ${window}::float8)
-          RETURNING requests_tat, sends_tat)
-        SELECT true AS taken, requests_tat, sends_tat FROM taken
+              OR greatest(b.sends_tat, b.now_ms, ${t.now}::float8) + ${t.sendsInterval}::float8 * ${t.sends}::int
+                <= greatest(b.now_ms, ${t.now}::float8) + ${window}::float8)
+          RETURNING requests_tat, sends_tat, now_ms)
+        SELECT true AS taken, requests_tat, sends_tat, now_ms FROM taken
         UNION ALL
-        SELECT false, requests_tat, sends_tat FROM rate_limit_budgets
+        SELECT false, requests_tat, sends_tat, now_ms FROM rate_limit_budgets
         WHERE key = ${t.key} AND NOT EXISTS (SELECT 1 FROM taken)`.pipe(
         Effect.flatMap(decodeTake),
         Effect.map((rows): TakeResult => {
           const row = rows[0]
           return row === undefined
             ? { taken: false, times: undefined }
-            : { taken: row.taken, times: { requestsTat: row.requestsTat, sendsTat: row.sendsTat } }
+            : { taken: row.taken, times: { requestsTat: row.requestsTat, sendsTat: row.sendsTat, nowMs: row.nowMs } }
         }),
         Effect.orDie
       )
@@ -118,27 +122,28 @@ export class RateLimitRepo extends Context.Service<RateLimitRepo, {
             AS v(key text, now float8, r int, ri float8, s int, si float8)),
         updated AS (
           UPDATE rate_limit_budgets b SET
-            requests_tat = CASE WHEN v.r > 0 THEN greatest(b.requests_tat, v.now) + v.ri * v.r ELSE b.requests_tat END,
-            sends_tat = CASE WHEN v.s > 0 THEN greatest(b.sends_tat, v.now) + v.si * v.s ELSE b.sends_tat END
+            requests_tat = CASE WHEN v.r > 0 THEN greatest(b.requests_tat, b.now_ms, v.now) + v.ri * v.r ELSE b.requests_tat END,
+            sends_tat = CASE WHEN v.s > 0 THEN greatest(b.sends_tat, b.now_ms, v.now) + v.si * v.s ELSE b.sends_tat END,
+            now_ms = greatest(b.now_ms, v.now)
           FROM v
           WHERE b.key = v.key
-            AND (v.r = 0 OR greatest(b.requests_tat, v.now) + v.ri * v.r <= v.now + ${window}::float8)
-            AND (v.s = 0 OR greatest(b.sends_tat, v.now) + v.si * v.s <= v.now + ${window}::float8)
-          RETURNING b.key, b.requests_tat, b.sends_tat),
+            AND (v.r = 0 OR greatest(b.requests_tat, b.now_ms, v.now) + v.ri * v.r <= greatest(b.now_ms, v.now) + ${window}::float8)
+            AND (v.s = 0 OR greatest(b.sends_tat, b.now_ms, v.now) + v.si * v.s <= greatest(b.now_ms, v.now) + ${window}::float8)
+          RETURNING b.key, b.requests_tat, b.sends_tat, b.now_ms),
         inserted AS (
-          INSERT INTO rate_limit_budgets (key, requests_tat, sends_tat)
-          SELECT v.key, CASE WHEN v.r > 0 THEN v.now + v.ri * v.r END, CASE WHEN v.s > 0 THEN v.now + v.si * v.s END
+          INSERT INTO rate_limit_budgets (key, requests_tat, sends_tat, now_ms)
+          SELECT v.key, CASE WHEN v.r > 0 THEN v.now + v.ri * v.r END, CASE WHEN v.s > 0 THEN v.now + v.si * v.s END, v.now
           FROM v
           WHERE NOT EXISTS (SELECT 1 FROM rate_limit_budgets e WHERE e.key = v.key)
             AND v.ri * v.r <= ${window}::float8 AND v.si * v.s <= ${window}::float8
           ON CONFLICT (key) DO NOTHING
-          RETURNING key, requests_tat, sends_tat)
-        SELECT key, requests_tat, sends_tat FROM updated
+          RETURNING key, requests_tat, sends_tat, now_ms)
+        SELECT key, requests_tat, sends_tat, now_ms FROM updated
         UNION ALL
-        SELECT key, requests_tat, sends_tat FROM inserted`.pipe(
+        SELECT key, requests_tat, sends_tat, now_ms FROM inserted`.pipe(
         Effect.flatMap(decodeKeyed),
         Effect.map((found) => {
-          const byKey = new Map(found.map((row) => [row.key, { requestsTat: row.requestsTat, sendsTat: row.sendsTat }]))
+          const byKey = new Map(found.map((row) => [row.key, { requestsTat: row.requestsTat, sendsTat: row.sendsTat, nowMs: row.nowMs }]))
           return takes.map((t) => byKey.get(t.key))
         }),
         Effect.orDie
@@ -146,7 +151,7 @@ export class RateLimitRepo extends Context.Service<RateLimitRepo, {
     }
 
     const times = (key: string) =>
-      sql`SELECT requests_tat, sends_tat FROM rate_limit_budgets WHERE key = ${key}`.pipe(
+      sql`SELECT requests_tat, sends_tat, now_ms FROM rate_limit_budgets WHERE key = ${key}`.pipe(
         Effect.flatMap(decodeTimes),
         Effect.map((rows) => rows[0]),
         Effect.orDie

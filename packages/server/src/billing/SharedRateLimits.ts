@@ -13,8 +13,11 @@
  *   refill with time, and the times each statement answers are a lower bound
  *   of the key's times from then on (other nodes only move them later), so a
  *   take those times refuse is refused as the database would.
- * Times are the service clock's, passed in: nodes whose clocks differ by d may
- * let a key through up to d early.
+ * Times are the service clock's, passed in, and a take is measured from the
+ * latest time any take of its key was (RateLimitRepo's `now_ms`), as one
+ * clock would: statements run in no particular order, and a take measured
+ * from its own earlier time lost the budget's last unit. Nodes whose clocks
+ * differ by d may let a key through up to d early.
  */
 import { Effect } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
@@ -34,7 +37,12 @@ const nothingTaken = Effect.succeed<RateLimitOutcome>({ allowed: true, reported:
 interface Known {
   requestsTat: number | undefined
   sendsTat: number | undefined
+  nowMs: number | undefined
 }
+
+/** The time a take is measured at: its own, or a later one another take of the key was (RateLimitRepo's `now_ms`). */
+const measuredAt = (take: Take, times: { readonly nowMs?: number | null | undefined } | undefined): Take =>
+  times?.nowMs != null && times.nowMs > take.now ? { ...take, now: times.nowMs } : take
 
 /** Bound on the keys a node remembers between sweeps (each a refusal it may answer alone). */
 const KNOWN_KEYS = 100_000
@@ -53,15 +61,20 @@ export const makeSharedRateLimiter = (
     let entry = known.get(key)
     if (entry === undefined) {
       if (known.size >= KNOWN_KEYS) known.clear()
-      entry = { requestsTat: undefined, sendsTat: undefined }
+      entry = { requestsTat: undefined, sendsTat: undefined, nowMs: undefined }
       known.set(key, entry)
     }
     if (times.requestsTat !== null) entry.requestsTat = Math.max(entry.requestsTat ?? 0, times.requestsTat)
     if (times.sendsTat !== null) entry.sendsTat = Math.max(entry.sendsTat ?? 0, times.sendsTat)
+    if (times.nowMs !== null) entry.nowMs = Math.max(entry.nowMs ?? 0, times.nowMs)
   }
 
   /** The refusal `times` prove for these units at `now` (requests first, as in memory), if any. */
-  const refusal = (times: { readonly requestsTat?: number | null | undefined; readonly sendsTat?: number | null | undefined } | undefined, take: Take): RateLimitOutcome | undefined => {
+  const refusal = (
+    times: { readonly requestsTat?: number | null | undefined; readonly sendsTat?: number | null | undefined; readonly nowMs?: number | null | undefined } | undefined,
+    unmeasured: Take
+  ): RateLimitOutcome | undefined => {
+    const take = measuredAt(unmeasured, times)
     const overall = take.requests > 0 ? decide(requestLimit, times?.requestsTat ?? undefined, take.now, take.requests) : undefined
     if (overall?.allowed === false) return { allowed: false, reported: overall, refused: "requests" }
     const send = take.sends > 0 ? decide(sendLimit, times?.sendsTat ?? undefined, take.now, take.sends) : undefined
@@ -96,9 +109,9 @@ export const makeSharedRateLimiter = (
     Effect.map(repo.take(take, MINUTE), (result: TakeResult) => {
       learn(take.key, result.times)
       if (result.taken && result.times !== undefined) {
-        return allowed(take, { requestsTat: result.times.requestsTat ?? 0, sendsTat: result.times.sendsTat ?? 0 })
+        return allowed(measuredAt(take, result.times), { requestsTat: result.times.requestsTat ?? 0, sendsTat: result.times.sendsTat ?? 0 })
       }
-      return refusal(result.times, take) ?? raced(take, result.times)
+      return refusal(result.times, take) ?? raced(measuredAt(take, result.times), result.times)
     })
 
   /** A key's takes of one batch, in order, one statement each (their sum did not fit). */
@@ -142,7 +155,7 @@ export const makeSharedRateLimiter = (
           const take = takes[i]!
           requestsAfter -= take.requests
           sendsAfter -= take.sends
-          outcomes[i] = allowed({ ...take, now: group.now }, {
+          outcomes[i] = allowed(measuredAt({ ...take, now: group.now }, times), {
             requestsTat: (times.requestsTat ?? 0) - requestsInterval * requestsAfter,
             sendsTat: (times.sendsTat ?? 0) - sendsInterval * sendsAfter
           })
@@ -177,10 +190,13 @@ export const makeSharedRateLimiter = (
   const peek = (tokenId: string, now: number) =>
     requestLimit <= 0 && sendLimit <= 0
       ? noLimits
-      : Effect.map(repo.times(tokenId), (times) => ({
-        requests: requestLimit > 0 ? peekAt(requestLimit, times?.requestsTat ?? undefined, now) : undefined,
-        sends: sendLimit > 0 ? peekAt(sendLimit, times?.sendsTat ?? undefined, now) : undefined
-      }))
+      : Effect.map(repo.times(tokenId), (times) => {
+        const at = Math.max(now, times?.nowMs ?? now)
+        return {
+          requests: requestLimit > 0 ? peekAt(requestLimit, times?.requestsTat ?? undefined, at) : undefined,
+          sends: sendLimit > 0 ? peekAt(sendLimit, times?.sendsTat ?? undefined, at) : undefined
+        }
+      })
 
   // The rows whose budgets are whole go, and so does what this node knew of them.
   const sweep = (now: number) =>

@@ -122,6 +122,22 @@ layer(twoNodesLayer({ HERALD_RATE_LIMIT_PER_MINUTE: String(REQUESTS), HERALD_SEN
       assert.isFalse((yield* limiter.take(key, false, now)).allowed)
     }))
 
+  it.effect("takes whose statements run out of the order their clocks were read: the whole budget still passes", () =>
+    Effect.gen(function*() {
+      const [a, b] = yield* TwoNodes
+      const key = `tok_order${Date.now()}`
+      const now = Date.now()
+      // A request read its clock 5 ms after three others, and its statement (on the other node) ran first:
+      // measured from their own earlier time, the last of the three lost the budget's last unit.
+      const later = yield* on(b, Effect.flatMap(RateLimiter, (limiter) => limiter.take(key, true, now + 5)))
+      const limiter = yield* on(a, RateLimiter)
+      const earlier = yield* Effect.forEach([1, 2, 3], () => limiter.take(key, true, now))
+      assert.deepStrictEqual([later, ...earlier].map((o) => o.allowed), [true, true, true, true])
+      assert.deepStrictEqual(earlier.map((o) => o.reported?.remaining), [2, 1, 0])
+      const over = yield* limiter.take(key, true, now)
+      assert.deepStrictEqual([over.allowed, over.refused], [false, "sends"])
+    }))
+
   it.effect("the sweep deletes the budgets that are whole again, and only those", () =>
     Effect.gen(function*() {
       const [a] = yield* TwoNodes

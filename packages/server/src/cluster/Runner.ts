@@ -50,11 +50,13 @@ export const runnerTimings = {
   runnerJoinDebounce: Duration.zero,
   /**
    * A shard handed to another runner waits for its entities' calls in
-   * progress this long before cutting them: a prompt's long-poll would
-   * otherwise hold its whole shard (every entity on it) for up to the
-   * default 15 s at each join. A call cut so is answered 503, and retried
-   * (the typed client retries a wait); a persisted message is delivered
-   * again on the new owner. Shutdown cuts them at once.
+   * progress this long before cutting them (a call still running then
+   * would hold its whole shard, every entity on it, for up to the default
+   * 15 s at each join). A call cut so is answered 503; a persisted message
+   * is delivered again on the new owner. Shutdown cuts them at once. A
+   * prompt's long-poll does not wait for this: it is cut the moment its
+   * shard moves and parked again on the new owner, unseen by the caller
+   * (PromptProtocol.ts, `EntityCalls.callUntil`).
    */
   entityTerminationTimeout: Duration.seconds(3),
   /** A message for a shard between owners is retried inside the runtime this often, rather than answered 503. */

@@ -248,9 +248,13 @@ export class Interactions extends Context.Service<Interactions, {
       const found = yield* get(tokenId, id)
       if (found.status !== "pending") return found
       // Parked on the prompt's entity: no connection is held while waiting.
+      // When the prompt's shard changes runners (a deploy, a runner joining)
+      // the wait is cut and parked again on the new owner, until the
+      // caller's own timeout: the handover is not seen.
       // The wait ends with its token: a revocation or expiry interrupts the
       // entity call (its waiter is dropped) and answers 401.
-      yield* EntityCalls.call(prompt(id).Wait({ timeoutMillis: (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 })).pipe(
+      const deadline = (yield* Clock.currentTimeMillis) + (timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000
+      yield* EntityCalls.callUntil(deadline, (timeoutMillis) => prompt(id).Wait({ timeoutMillis }), false).pipe(
         Effect.raceFirst(credentials.ended(tokenId))
       )
       return yield* get(tokenId, id)

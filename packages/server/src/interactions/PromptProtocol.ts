@@ -13,10 +13,16 @@
  * answer, cancel and expiry move the prompt only from `pending` (one
  * conditional update, with its events in the same transaction), so a second
  * delivery finds it ended and emits nothing; refresh and wait only read.
+ *
+ * A wait does not hold its actor in place: when the prompt's shard moves to
+ * another runner (one joined, or this one is stopping) the wait is cut at
+ * once (`ClusterSchema.InterruptOnTermination`), not after the runtime's
+ * grace period, and the prompts service issues it again, to the new owner,
+ * for what is left of the caller's timeout (Interactions.ts).
  */
 import { AnswerMismatch, AnswerStatus, Interaction, InteractionNotPending } from "@herald/api"
 import { Schema } from "effect"
-import { Entity } from "effect/cluster"
+import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { deadlineRpc } from "../cluster/Deadline.ts"
 
@@ -36,6 +42,12 @@ export const Prompt = Entity.make("Prompt", [
   Rpc.make("Cancel", { success: Interaction, error: InteractionNotPending }),
   /** Another process changed the prompt: re-read it and wake the waiters if it ended. */
   Rpc.make("Refresh"),
-  /** Answers `true` once the prompt has left `pending`, `false` when `timeoutMillis` passed first. */
-  Rpc.make("Wait", { payload: { timeoutMillis: Schema.Number }, success: Schema.Boolean })
+  /**
+   * Answers `true` once the prompt has left `pending`, `false` when `timeoutMillis` passed first; interrupted
+   * when the actor is stopped (its shard moving), so that the caller can ask the new owner.
+   */
+  Rpc.make("Wait", { payload: { timeoutMillis: Schema.Number }, success: Schema.Boolean }).annotate(
+    ClusterSchema.InterruptOnTermination,
+    true
+  )
 ])

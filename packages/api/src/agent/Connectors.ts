@@ -11,6 +11,7 @@ import { connectorPathProblem } from "../domain/ConnectorPaths.ts"
 import { CallbackInvalid, LimitReached, NotFound, PassInvalid } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { OncallGroupId, UserId } from "../Params.ts"
+import { IntParam } from "./History.ts"
 import { AgentAuth } from "../Security.ts"
 
 /** Connectors one person keeps at most (422 `LIMIT_REACHED` beyond it). */
@@ -121,6 +122,35 @@ export class CallbackAccess extends Schema.Class<CallbackAccess>("CallbackAccess
   path: Schema.String
 }) {}
 
+/** Pending deliveries a gateway reads at most per call. */
+export const CONNECTOR_DELIVERIES_MAX = 100
+
+export const ConnectorDeliveriesQuery = Schema.Struct({
+  limit: Schema.optionalKey(IntParam(1, CONNECTOR_DELIVERIES_MAX))
+}).annotate({ identifier: "ConnectorDeliveriesQuery" })
+
+/** A reply-webhook delivery recorded for a connector route and not yet authorized through `callback-access`. */
+export class ConnectorDelivery extends Schema.Class<ConnectorDelivery>("ConnectorDelivery")({
+  deliveryId: Schema.String,
+  /** The destination path under the connector's routes (`callback-access` answers it again once authorized). */
+  path: Schema.String,
+  /** The JSON body, exactly as signed: forward these bytes unchanged. */
+  body: Schema.String,
+  /** Lowercase hex SHA-256 of `body`'s UTF-8 bytes: the `bodySha256` of `callback-access`. */
+  bodySha256: Schema.String,
+  /**
+   * The request headers a reply webhook sends: its own configured headers, `content-type`, and the Standard
+   * Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) under the reply webhook's signing
+   * secret, made at this read. Without the signature headers when the reply webhook has been deleted.
+   */
+  headers: Schema.Record(Schema.String, Schema.String),
+  recordedAt: Timestamp
+}) {}
+
+export class ConnectorDeliveryList extends Schema.Class<ConnectorDeliveryList>("ConnectorDeliveryList")({
+  items: Schema.Array(ConnectorDelivery)
+}) {}
+
 const concealment = "Another account's connector answers 404, as one that does not exist."
 const groupRule = "`oncallGroupId` must name an on-call group of a team or family the caller belongs to (else 404 " +
   "`On-call group not found.`); its team's members may then ask the Person API for passes to this connector."
@@ -194,6 +224,25 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
         "HMAC-SHA256 of `{deliveryId}.{timestamp}.{bodySha256}` keyed with the callback secret's UTF-8 bytes; " +
         "`timestamp` (Unix seconds) must be within 5 minutes of Herald's clock; `bodySha256` must be the hex SHA-256 " +
         "of the delivery's body; each delivery id is authorized once. Any of these failing: 401 `CALLBACK_INVALID`. " +
+        concealment,
+      scopes: ["connectors:write"]
+    })),
+    HttpApiEndpoint.get("deliveries", "/connectors/:id/deliveries", {
+      params: id,
+      query: ConnectorDeliveriesQuery,
+      success: ConnectorDeliveryList,
+      error: NotFound
+    }).pipe(agentOperation({
+      summary: "Gateway: read pending callback deliveries",
+      description: "The reply-webhook deliveries recorded for this connector's routes and not yet authorized " +
+        `through \`callback-access\`, oldest first, at most \`limit\` (1-${CONNECTOR_DELIVERIES_MAX}, default 50). Each ` +
+        "carries what the gateway needs to verify and forward it: `body` (the exact bytes to forward), `bodySha256`, " +
+        "`path`, and `headers` — the reply webhook's configured headers, `content-type: application/json` and the " +
+        "Standard Webhooks signature headers under the reply webhook's signing secret, made at this read (the " +
+        "upstream verifies them as for any reply webhook). To deliver one: check that the hex SHA-256 of `body` is " +
+        "`bodySha256`, sign `{deliveryId}.{timestamp}.{bodySha256}` with the callback secret, call " +
+        "`callback-access` (which marks it used and answers its `path`), then POST `body` with `headers` to the route's " +
+        "upstream. A delivery authorized once no longer appears. Called with the owner's token, like `access`. " +
         concealment,
       scopes: ["connectors:write"]
     })),

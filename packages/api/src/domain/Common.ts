@@ -112,3 +112,11 @@ export const openStruct = <const Fields extends Schema.Struct.Fields>(fields: Fi
   const base = Schema.Struct(fields)
   return base.rebuild(Schema.StructWithRest(base, [Schema.Record(Schema.String, Schema.Unknown)]).ast)
 }
+
+/**
+ * How much an alert may interrupt its person. `critical` (and a page, and a prompt marked `urgent`) breaks
+ * through quiet hours; the others follow the person's quiet-hours choice (delivered silently, or held and
+ * summarised when the quiet ends). Inbound senders map their severities onto it (docs/inbound-webhooks.md).
+ */
+export const AlertPriority = Schema.Literals(["low", "normal", "high", "critical"])
+export type AlertPriority = typeof AlertPriority.Type

@@ -44,7 +44,9 @@ describe.runIf(usingPostgres)("the inbox stream across two processes", () => {
   it.live("changes made on one process reach a stream held by the other, once each", () =>
     Effect.scoped(Effect.gen(function*() {
       const { env } = yield* childDatabase
-      const [one, two] = yield* Effect.all([startServer(env), startServer(env)], { concurrency: 2 })
+      // Each with a runner address (port 0: the one bound): without it a node beside a live runner refuses to start.
+      const node = { ...env, HERALD_RUNNER_ADDRESS: "127.0.0.1:0" }
+      const [one, two] = yield* Effect.all([startServer(node), startServer(node)], { concurrency: 2 })
       const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "ada@example.test", "--name", "Ada"], env)
       const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
       const first = yield* clients(one.baseUrl, session.token, "unused")

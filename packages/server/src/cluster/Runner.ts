@@ -15,13 +15,16 @@
  *   reserved for the purpose; a shard's entities run only where its lock is.
  * - Message storage: `cluster_messages`/`cluster_replies`, mailboxes and timers.
  * - Health: runners ping each other over the same sockets.
+ * - Start: a node without `HERALD_RUNNER_ADDRESS` (a loopback address) runs
+ *   alone; beside live runners it refuses to start.
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
-import { Data, Duration, Effect, Equal, Layer, Option } from "effect"
+import { Data, Duration, Effect, Equal, Layer, Option, Schema } from "effect"
 import { RunnerAddress, RunnerHealth, Runners, RunnerServer, RunnerStorage, ShardingConfig, SqlMessageStorage, SqlRunnerStorage } from "effect/cluster"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import { SocketServer } from "effect/socket"
+import { SqlClient, SqlSchema } from "effect/sql"
 import * as net from "node:net"
 import type { ClusterConfigShape, HostPort } from "../config/ClusterConfig.ts"
 import { formatHostPort } from "../config/ClusterConfig.ts"
@@ -74,6 +77,57 @@ const listenFailure = (where: HostPort, error: SocketServer.SocketServerError) =
       "set HERALD_RUNNER_ADDRESS (or HERALD_RUNNER_LISTEN_ADDRESS) to a free port of this host"
   })
 }
+
+/** A node without `HERALD_RUNNER_ADDRESS` on a database where other runners are live: it does not start. */
+export class RunnerAddressRequired extends Data.TaggedError("RunnerAddressRequired")<{ readonly message: string }> {}
+
+/**
+ * effect/cluster's key space for the shard advisory locks, as pg_locks shows
+ * it (`classid`, an unsigned oid): the FNV-1a hash of `effect-cluster:cluster`
+ * that SqlRunnerStorage keeps as a fixed wire format.
+ */
+const shardLockSpace = (() => {
+  let hash = 0x811c9dc5
+  for (const byte of new TextEncoder().encode("effect-cluster:cluster")) hash = Math.imul(hash ^ byte, 0x01000193)
+  return hash >>> 0
+})()
+
+/**
+ * The runners live on the database: healthy, their heartbeat within the lock
+ * expiration, and shards held by some session. The locks tell a runner killed
+ * a moment ago (its row still fresh) from a live one: PostgreSQL ends a killed
+ * process's session, and its locks with it, as soon as its connection closes.
+ * A live runner holds its share of the shards all the time.
+ */
+const liveRunners = (expiration: Duration.Input) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ address: Schema.String }),
+      execute: (seconds) =>
+        sql`SELECT address FROM cluster_runners
+            WHERE healthy AND last_heartbeat > NOW() - make_interval(secs => ${seconds})
+              AND EXISTS (SELECT 1 FROM pg_locks
+                          WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid::bigint = ${shardLockSpace}
+                            AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+            ORDER BY address`
+    })(Duration.toSeconds(expiration)))
+
+/**
+ * Without `HERALD_RUNNER_ADDRESS` a runner is reached at a loopback address,
+ * so beside runners on other hosts it would hold shards they cannot reach:
+ * such a node refuses to start while others are live (decisions.md, "Runners").
+ * Read before registering, and before `markKilled`, which could mark a live
+ * runner of another host unhealthy (its loopback address refuses here).
+ */
+const refuseBesideLiveRunners = (expiration: Duration.Input) =>
+  Effect.flatMap(Effect.orDie(liveRunners(expiration)), (live) =>
+    live.length === 0 ? Effect.void : Effect.fail(
+      new RunnerAddressRequired({
+        message: `other cluster runners are live on this database (${live.map((r) => r.address).join(", ")}) and ` +
+          "HERALD_RUNNER_ADDRESS is unset: set it on every node to where the other nodes reach that node (host:port)"
+      })
+    ))
 
 /**
  * Whether the address refuses a TCP connection: nothing listens there, as
@@ -128,20 +182,25 @@ export const runnerLayer = (addresses: ClusterConfigShape, settings: Settings) =
     })
     const listening = { host: listen.host, port }
     yield* Option.isNone(addresses.address)
-      ? Effect.logInfo(`runner ${formatHostPort(reached)}; set HERALD_RUNNER_ADDRESS for runners on other hosts`)
+      ? Effect.logInfo(`runner ${formatHostPort(reached)}, alone; set HERALD_RUNNER_ADDRESS on every node to run several`)
       : Effect.logInfo(`runner ${formatHostPort(reached)}` +
         (formatHostPort(listening) === formatHostPort(reached) ? "" : ` (listening on ${formatHostPort(listening)})`))
 
     const self = RunnerAddress.make(reached.host, reached.port)
+    const timings = { ...runnerTimings, ...settings }
     const config = ShardingConfig.layer({
-      ...runnerTimings,
-      ...settings,
+      ...timings,
       runnerAddress: Option.some(self),
       runnerListenAddress: Option.some(RunnerAddress.make(listening.host, listening.port))
     })
     const clientProtocol = NodeClusterSocket.layerClientProtocol
     const health = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))
-    const runnerStorage = Layer.effectDiscard(markKilled(self)).pipe(Layer.provideMerge(Layer.orDie(SqlRunnerStorage.layer)))
+    const checks = Effect.andThen(
+      Option.isNone(addresses.address) ? refuseBesideLiveRunners(timings.shardLockExpiration) : Effect.void,
+      markKilled(self)
+    )
+    // After the storage is built: it creates `cluster_runners` on a new database.
+    const runnerStorage = Layer.effectDiscard(checks).pipe(Layer.provideMerge(Layer.orDie(SqlRunnerStorage.layer)))
     // SocketRunner.layer without its own "Listening on" line: the line above says where.
     return RunnerServer.layerWithClients.pipe(
       Layer.provide(RpcServer.layerProtocolSocketServer),

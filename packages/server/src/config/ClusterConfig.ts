@@ -3,8 +3,8 @@
  * (cluster/Cluster.ts). On PostgreSQL every `herald serve` is an
  * `effect/cluster` runner: the other runners send it the messages of the
  * entities on its shards at its address. Unset, it listens on a free loopback
- * port, which serves one node or several on one host. The embedded database
- * serves one process and uses neither.
+ * port: a lone node, which refuses to start beside live runners
+ * (cluster/Runner.ts). The embedded database serves one process and uses neither.
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
 import * as Env from "./Variable.ts"
@@ -16,7 +16,7 @@ export interface HostPort {
 }
 
 export interface ClusterConfigShape {
-  /** Where the other runners reach this one; None: `127.0.0.1` and the port it listens on. */
+  /** Where the other runners reach this one; None: `127.0.0.1` and the port it listens on, a lone runner. */
   readonly address: Option.Option<HostPort>
   /** Where its socket listens; None: the host and port of `address`. */
   readonly listenAddress: Option.Option<HostPort>
@@ -64,8 +64,10 @@ export const clusterVariables = {
     ADDRESS,
     "Where the other nodes reach this node's cluster runner (PostgreSQL only): an address of this host they can " +
       "connect to, unique per node. The runner socket has no authentication of its own: keep it on a private network. " +
+      "A lone node may leave it unset; a node without it refuses to start (exit 1, naming this setting) while other " +
+      "runners are live on the database, so set it on every node that runs beside others. " +
       "The embedded database serves one process and ignores it.",
-    "`127.0.0.1` and a free port (one host only)"
+    "`127.0.0.1` and a free port: a lone node"
   ),
   listenAddress: hostPort(
     LISTEN,

@@ -76,7 +76,7 @@ describe.runIf(usingPostgres)("runner addresses on PostgreSQL", () => {
     Effect.scoped(Effect.gen(function*() {
       const db = yield* childDatabase
       const unset = yield* startServer(db.env)
-      assert.match(unset.output(), /runner 127\.0\.0\.1:\d+; set HERALD_RUNNER_ADDRESS for runners on other hosts/)
+      assert.match(unset.output(), /runner 127\.0\.0\.1:\d+, alone; set HERALD_RUNNER_ADDRESS on every node to run several/)
 
       const port = yield* freePort
       const fixed = yield* startServer({ ...db.env, HERALD_RUNNER_ADDRESS: `127.0.0.1:${port}` })

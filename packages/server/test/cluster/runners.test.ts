@@ -54,7 +54,8 @@ const nodeLayer = (url: string, name: string) =>
   ).pipe(
     Layer.provideMerge(serviceLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(CapabilitiesLayer.pipe(
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url, HERALD_PUSH_PAUSED: "true" })))
+      // An address (port 0: the one bound) on each node: without it a node beside a live runner refuses to start.
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url, HERALD_PUSH_PAUSED: "true", HERALD_RUNNER_ADDRESS: "127.0.0.1:0" })))
     )),
     // The runner keeps one connection for its shard locks, the listeners one each.
     Layer.provideMerge(postgresLayer(Redacted.make(url), 6))

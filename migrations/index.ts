@@ -25,6 +25,11 @@ import m0019 from "./0019_sign_in.ts"
 import m0020 from "./0020_console_reads.ts"
 import m0021 from "./0021_shared_limits.ts"
 import m0022 from "./0022_mcp_sessions.ts"
+import m0023 from "./0023_inbound_formats.ts"
+import m0024 from "./0024_prompt_outcomes.ts"
+import m0025 from "./0025_quiet_hours.ts"
+import m0026 from "./0026_email_channel.ts"
+import m0027 from "./0027_delivery_watch.ts"
 
 export const loader = Migrator.fromRecord({
   "0001_identity": m0001,
@@ -48,5 +53,10 @@ export const loader = Migrator.fromRecord({
   "0019_sign_in": m0019,
   "0020_console_reads": m0020,
   "0021_shared_limits": m0021,
-  "0022_mcp_sessions": m0022
+  "0022_mcp_sessions": m0022,
+  "0023_inbound_formats": m0023,
+  "0024_prompt_outcomes": m0024,
+  "0025_quiet_hours": m0025,
+  "0026_email_channel": m0026,
+  "0027_delivery_watch": m0027
 })

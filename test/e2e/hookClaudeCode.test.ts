@@ -3,13 +3,18 @@
  * stdin, a real `herald serve`, the person answering on a registered phone
  * through the Person API, and the decision JSON on stdout (exit 0). When no
  * decision can be had (malformed input, no token, a usage error) the hook
- * exits 1 — Claude Code's non-blocking error — never 2, which would block.
+ * exits 1 — Claude Code's non-blocking error — never 2, which would block;
+ * with `--on-error deny` it fails closed on every failure path instead
+ * (unreachable, refused token, a server error, a response it cannot read,
+ * bad input, SIGINT/SIGTERM while waiting): the deny decision, exit 0 — and a
+ * usage error, whose help fills stdout, blocks with exit 2.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
 import { answerOnPhone, Gate, GateLayer, shownOnPhone } from "../support/gate.ts"
 import { cli, heraldArgs } from "../support/process.ts"
+import { receiver } from "../support/prompts.ts"
 
 /** A PreToolUse input as Claude Code sends it for a Bash call. */
 const preToolUse = (command: string, extra: Record<string, unknown> = {}) =>
@@ -70,7 +75,7 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
       assert.strictEqual(decisionOf((yield* Fiber.join(running)).stdout).permissionDecision, "allow")
     }))
 
-  it.effect("no answer in time: ask by default (Claude Code's own prompt); --default-on-timeout deny or allow", () =>
+  it.effect("no answer in time: ask by default (Claude Code's own prompt); --on-timeout deny, ask or allow", () =>
     Effect.gen(function*() {
       const { agent } = yield* Gate
       const asked = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1"]))
@@ -81,10 +86,14 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
       // The prompt was canceled: nothing left pending for this token.
       assert.deepStrictEqual((yield* agent.interactions.list()).items.filter((i) => i.title === "Bash: make deploy"), [])
 
+      for (const choice of ["deny", "ask", "allow"] as const) {
+        const result = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1", "--on-timeout", choice]))
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.strictEqual(decisionOf(result.stdout).permissionDecision, choice)
+      }
+      // The earlier flag name still works.
       const denied = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1", "--default-on-timeout", "deny"]))
       assert.strictEqual(decisionOf(denied.stdout).permissionDecision, "deny")
-      const allowed = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1", "--default-on-timeout", "allow"]))
-      assert.strictEqual(decisionOf(allowed.stdout).permissionDecision, "allow")
     }))
 
   it.effect("killed while waiting (Claude Code's own hook timeout): the prompt is canceled on the phone", () =>
@@ -128,8 +137,70 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
       assert.deepStrictEqual([noToken.code, noToken.stdout], [1, ""])
       assert.include(noToken.stderr, "herald: HERALD_TOKEN is not set")
 
-      const usage = yield* Fiber.join(yield* hook(preToolUse("ls"), ["--default-on-timeout", "maybe"]))
+      const usage = yield* Fiber.join(yield* hook(preToolUse("ls"), ["--on-timeout", "maybe"]))
       assert.strictEqual(usage.code, 1)
-      assert.include(usage.stderr, "--default-on-timeout")
+      assert.include(usage.stderr, "--on-timeout")
+    }))
+
+  it.effect("--on-error deny fails closed on every failure path: the deny decision JSON, exit 0", () =>
+    Effect.gen(function*() {
+      const { baseUrl, env } = yield* Gate
+      const failing = yield* receiver(() => ({ status: 500 }))
+      const unreadable = yield* receiver(() => ({ status: 201 }))
+      const paths: ReadonlyArray<readonly [string, string, Record<string, string>, string]> = [
+        ["unreachable", preToolUse("ls"), { HERALD_URL: "http://127.0.0.1:1", HERALD_TOKEN: "hld_x" }, "cannot reach Herald"],
+        ["bad token (401)", preToolUse("ls"), { HERALD_URL: baseUrl, HERALD_TOKEN: "hld_nope" }, "Herald refused HERALD_TOKEN"],
+        ["server error (5xx)", preToolUse("ls"), { HERALD_URL: failing.url, HERALD_TOKEN: "hld_x" }, "herald: "],
+        ["a response it cannot read", preToolUse("ls"), { HERALD_URL: unreadable.url, HERALD_TOKEN: "hld_x" }, "herald: "],
+        ["no token", preToolUse("ls"), { HERALD_URL: baseUrl }, "HERALD_TOKEN is not set"],
+        ["malformed input", "rm -rf /", env, "it is not JSON"]
+      ]
+      const results = yield* Effect.forEach(paths, ([, stdin, environment]) =>
+        Effect.flatMap(hook(stdin, ["--on-error", "deny"], environment), Fiber.join), { concurrency: 3 })
+      for (const [i, [what, , , message]] of paths.entries()) {
+        const result = results[i]!
+        assert.strictEqual(result.code, 0, `${what}: ${result.stderr}`)
+        const decision = decisionOf(result.stdout)
+        assert.deepStrictEqual([decision.hookEventName, decision.permissionDecision], ["PreToolUse", "deny"], what)
+        assert.include(decision.permissionDecisionReason, "--on-error deny", what)
+        assert.include(result.stderr, message, what)
+      }
+      // The same failure without --on-error: no decision, exit 1 (Claude Code's own rules decide).
+      const open = yield* Fiber.join(yield* hook(preToolUse("ls"), [], { HERALD_URL: failing.url, HERALD_TOKEN: "hld_x" }))
+      assert.deepStrictEqual([open.code, open.stdout], [1, ""])
+      // ask and allow are decisions too.
+      const asked = yield* Fiber.join(yield* hook(preToolUse("ls"), ["--on-error", "ask"], { HERALD_URL: failing.url, HERALD_TOKEN: "hld_x" }))
+      assert.deepStrictEqual([asked.code, decisionOf(asked.stdout).permissionDecision], [0, "ask"])
+      const allowed = yield* Fiber.join(yield* hook(preToolUse("ls"), ["--on-error", "allow"], { HERALD_URL: "http://127.0.0.1:1", HERALD_TOKEN: "hld_x" }))
+      assert.deepStrictEqual([allowed.code, decisionOf(allowed.stdout).permissionDecision], [0, "allow"])
+      // A usage error has the help on stdout: under --on-error deny the hook blocks the call with exit 2.
+      const usage = yield* Fiber.join(yield* hook(preToolUse("ls"), ["--on-error", "deny", "--timeout", "0"]))
+      assert.strictEqual(usage.code, 2)
+      assert.include(usage.stderr, "--timeout")
+    }), 120_000)
+
+  it.effect("--on-error deny: SIGINT or SIGTERM while waiting prints the deny decision and cancels the prompt", () =>
+    Effect.gen(function*() {
+      const { agent, env } = yield* Gate
+      for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        const command = `kubectl delete ns ${signal.toLowerCase()}`
+        const child = spawn(process.execPath, heraldArgs(["hook", "claude-code", "--on-error", "deny"]), {
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+          stdio: ["pipe", "pipe", "pipe"]
+        })
+        let stdout = ""
+        child.stdout.on("data", (d) => (stdout += d))
+        const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+        child.stdin.end(preToolUse(command))
+        yield* Effect.gen(function*() {
+          const shown = yield* shownOnPhone(`Bash: ${command}`)
+          child.kill(signal)
+          assert.strictEqual(yield* Effect.promise(() => exited), 0, signal)
+          const decision = decisionOf(stdout)
+          assert.strictEqual(decision.permissionDecision, "deny", signal)
+          assert.include(decision.permissionDecisionReason, "interrupted")
+          assert.strictEqual((yield* agent.interactions.get({ params: { id: shown.id } })).status, "canceled")
+        }).pipe(Effect.ensuring(Effect.sync(() => child.kill("SIGKILL"))))
+      }
     }))
 })

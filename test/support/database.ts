@@ -74,7 +74,8 @@ const sqlLayer = (empty: boolean) =>
   Layer.unwrap(Effect.gen(function*() {
     if (adminUrl !== undefined && adminUrl !== "") {
       const url = yield* postgresDatabase(empty)
-      return postgresLayer(Redacted.make(url), 4)
+      // Three connections are held by the listeners (prompt wake-ups, inbox signals, quiet hours): room for more.
+      return postgresLayer(Redacted.make(url), 6)
     }
     // At the latest schema: one this worker kept from an earlier file, emptied (embeddedPool.ts).
     if (!empty && template?.kind === "embedded") return embeddedClientLayer(yield* pooledEmbedded(template.dataDir))

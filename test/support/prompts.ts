@@ -34,14 +34,39 @@ export const serviceOnDatabase = (tuning: Partial<ShardingConfig.ShardingConfig[
 /**
  * Moves a pending prompt's deadline to `atMillis`: its row and its durable
  * expiry timer (the cluster's stored `Expire` message), exactly as if the
- * prompt had been created with that deadline.
+ * prompt had been created with that deadline. Its other timers (reminders)
+ * keep their times.
  */
 export const moveDeadline = (id: string, atMillis: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.all([
       sql`UPDATE interactions SET expires_at = ${new Date(atMillis).toISOString()} WHERE id = ${id}`,
-      sql`UPDATE cluster_messages SET deliver_at = ${atMillis} WHERE entity_type = 'Prompt' AND entity_id = ${id}`
+      sql`UPDATE cluster_messages SET deliver_at = ${atMillis} WHERE entity_type = 'Prompt' AND entity_id = ${id} AND tag = 'Expire'`
     ])).pipe(Effect.orDie)
+
+/**
+ * Makes a prompt's waiting reminder timer (`Remind`, key `remind:<n>`; any waiting one when no key
+ * is given) due now, as the passage of `everySeconds` would; answers how many timers it moved. One
+ * is stored at a time, but one a killed process ran without recording its end waits too (for its
+ * redelivery).
+ */
+export const reminderDueNow = (id: string, key?: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string }>`
+      UPDATE cluster_messages SET deliver_at = ${Date.now()}
+      WHERE entity_type = 'Prompt' AND entity_id = ${id} AND tag = 'Remind' AND NOT processed
+        ${key === undefined ? sql`` : sql`AND payload::jsonb ->> 'key' = ${key}`}
+      RETURNING id::text`).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
+/** The primary keys of a prompt's reminder timers still waiting (`remind:<n>`). */
+export const waitingReminders = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ payload: string }>`
+      SELECT payload FROM cluster_messages
+      WHERE entity_type = 'Prompt' AND entity_id = ${id} AND tag = 'Remind' AND NOT processed`).pipe(
+    Effect.map((rows) => rows.map((r) => (JSON.parse(r.payload) as { key?: string }).key ?? "")),
+    Effect.orDie
+  )
 
 /** The same for a live activity: its row and its stored `Expire` timer. */
 export const moveActivityDeadline = (id: string, atMillis: number) =>

@@ -6,7 +6,8 @@
  * a missing flag) prints the help and the reason and exits 2; a bare `herald`
  * prints the help and exits 0. `ask` and `hook` set their own exit codes
  * (docs/cli.md): `ask` exits 2 for "expired", so its usage errors exit 3, and a
- * hook's exit 2 blocks the agent's tool call, so its usage errors exit 1.
+ * hook's exit 2 blocks the agent's tool call, so its usage errors exit 1 (2 only
+ * under `--on-error deny`, which asks to fail closed).
  *
  * Each command's module holds its flags and help; what it runs is imported
  * when it runs, so `--help` or `ask` never load the server.

@@ -19,6 +19,9 @@ import { PersonInboxGroup } from "./app/Inbox.ts"
 import { PersonTeamsGroup } from "./app/Teams.ts"
 import { PersonOncallGroupsGroup } from "./app/Oncall.ts"
 import { PersonMiniAppsGroup } from "./app/MiniApps.ts"
+import { PersonQuietHoursGroup } from "./app/QuietHours.ts"
+import { PersonRemindersGroup } from "./app/Reminders.ts"
+import { PersonEmailChannelGroup } from "./app/EmailChannel.ts"
 import { errorSchemasAsSent } from "./errors.ts"
 import { RequestErrors } from "./Security.ts"
 
@@ -36,6 +39,9 @@ export class AppApi extends HttpApi.make("app")
   .add(PersonTeamsGroup)
   .add(PersonOncallGroupsGroup)
   .add(PersonMiniAppsGroup)
+  .add(PersonQuietHoursGroup)
+  .add(PersonRemindersGroup)
+  .add(PersonEmailChannelGroup)
   .add(AuthGroup)
   .add(PersonPasskeysGroup)
   .add(PersonSessionsGroup)

@@ -16,7 +16,7 @@ export {
   WebPushKey,
   WebPushSubscription
 } from "./app/Devices.ts"
-export { HooksApi, InboundAccepted, InboundJson, InboundText } from "./HooksApi.ts"
+export { HooksApi, InboundAccepted, InboundForm, InboundJson, InboundText, SenderJson } from "./HooksApi.ts"
 export { BillingGroup } from "./agent/Billing.ts"
 export { ActivityFeedQuery, EventList, EventsQuery, IntParam } from "./agent/History.ts"
 export { InboxListQuery, ReadAllRequest, ReadAllResult } from "./agent/Inbox.ts"
@@ -132,6 +132,29 @@ export {
 export { ConnectorPass, PersonConnectorsGroup } from "./app/Connectors.ts"
 export { connectorPathProblem, connectorUrlProblem } from "./domain/ConnectorPaths.ts"
 export { TapUrl } from "./domain/Common.ts"
+export {
+  MuteRequest,
+  PersonQuietHoursGroup,
+  PutQuietHoursRequest,
+  QUIET_MUTE_HOURS_MAX,
+  QUIET_TIME_ZONE_MAX,
+  QUIET_WINDOWS_MAX,
+  QuietHours,
+  QuietHoursState,
+  QuietMode,
+  QuietWindow,
+  Weekday
+} from "./app/QuietHours.ts"
+export { PersonRemindersGroup, PutReminderDefaultsRequest, ReminderDefaults } from "./app/Reminders.ts"
+export {
+  EMAIL_FALLBACK_MAX_SECONDS,
+  EMAIL_FALLBACK_MIN_SECONDS,
+  EMAIL_VERIFICATION_EVERY_MINUTES,
+  EmailChannel,
+  EmailFallbackSeconds,
+  PersonEmailChannelGroup,
+  PutEmailChannelRequest
+} from "./app/EmailChannel.ts"
 export { OAuthApi, OAuthRequestErrors } from "./OAuthApi.ts"
 export { OAuthAccessDenied, OAuthError, OAuthInvalidClient, OAuthInvalidToken, oauthError, OAuthTemporarilyUnavailable } from "./oauth/Errors.ts"
 export type { OAuthErrorCode } from "./oauth/Errors.ts"

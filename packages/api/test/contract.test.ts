@@ -58,6 +58,7 @@ describe("AgentApi", () => {
       "GET /api/agent/billing billing:read",
       "GET /api/agent/connectors connectors:read",
       "GET /api/agent/connectors/{id} connectors:read",
+      "GET /api/agent/connectors/{id}/deliveries connectors:write",
       "GET /api/agent/devices devices:read",
       "GET /api/agent/events events:read",
       "GET /api/agent/inbox/notifications inbox:read",

@@ -52,6 +52,9 @@ const closeTagged = async (tag) => {
   for (const notification of shown) notification.close()
 }
 
+/** An alert sent quietly (quiet hours, mode `silent`: `interruptionLevel: passive`). */
+const passive = (payload) => payload.data?.interruptionLevel === "passive"
+
 const show = (payload) => {
   const kind = payload.interaction?.kind
   const buttons = BUTTONS[kind] ?? []
@@ -61,8 +64,9 @@ const show = (payload) => {
     tag: payload.tag,
     icon: ICON,
     badge: BADGE,
-    renotify: payload.type !== "card" && Boolean(payload.tag),
-    silent: payload.type === "card",
+    renotify: payload.type !== "card" && Boolean(payload.tag) && !passive(payload),
+    // A card's update, or an alert during the person's quiet hours (mode silent), makes no sound.
+    silent: payload.type === "card" || passive(payload),
     requireInteraction: buttons.length > 0 && payload.priority === "high",
     timestamp: Date.now(),
     actions: buttons.slice(0, max).map(([action, title]) => ({ action, title })),

@@ -25,6 +25,13 @@ export type Outcome =
   | { readonly _tag: "Unanswered"; readonly interaction: Interaction }
   | { readonly _tag: "TimedOut"; readonly interaction: Interaction }
 
+/** What `--on-timeout` and `--on-error` choose: fail closed, hand the decision back, or fail open. */
+export const CHOICES = ["deny", "ask", "allow"] as const
+export type Choice = typeof CHOICES[number]
+
+/** Whether the outcome came without a person deciding: our own deadline, an expiry, a cancel, or a default answer at expiry. */
+export const unanswered = (outcome: Outcome): boolean => outcome._tag !== "Answered" || outcome.interaction.timedOut
+
 /** Cut `text` to `max` characters, marking the cut with "…". */
 export const truncate = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max - 1)}…`
 
@@ -40,13 +47,25 @@ export const PROMPT_MAX = 4000
  */
 export const usageExitCode = (argv: ReadonlyArray<string>): number => {
   const command = argv.find((arg) => !arg.startsWith("-"))
-  return command === "ask" ? ASK_EXIT.error : command === "hook" ? HOOK_EXIT.error : 2
+  if (command === "hook") return failsClosed(argv) ? HOOK_EXIT.blocked : HOOK_EXIT.error
+  return command === "ask" ? ASK_EXIT.error : 2
 }
+
+/**
+ * Whether the hook's command line asks to fail closed (`--on-error deny`). A
+ * usage error has the help on stdout, so no decision JSON can follow: the
+ * hook blocks the call with Claude Code's exit 2 instead.
+ */
+const failsClosed = (argv: ReadonlyArray<string>): boolean =>
+  argv.some((arg, i) => arg === "--on-error=deny" || (arg === "--on-error" && argv[i + 1] === "deny"))
 
 /** `herald ask`: 0 approved/yes, 1 denied/no, 2 expired or timed out, 3 anything else (usage, network, 401, 403…). */
 export const ASK_EXIT = { yes: 0, no: 1, unanswered: 2, error: 3 } as const
-/** `herald hook …`: 0 with a decision on stdout; 1 when no decision could be had (Claude Code goes on without the hook). */
-export const HOOK_EXIT = { decided: 0, error: 1 } as const
+/**
+ * `herald hook …`: 0 with a decision on stdout; 1 when no decision could be had (Claude Code goes on without the
+ * hook); 2 blocks the tool call (only a usage error under `--on-error deny`).
+ */
+export const HOOK_EXIT = { decided: 0, error: 1, blocked: 2 } as const
 
 /** Sets the process's exit code (cli.ts exits with it). */
 export const exitWith = (code: number) => Effect.sync(() => { process.exitCode = code })

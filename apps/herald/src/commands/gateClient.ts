@@ -63,6 +63,8 @@ export interface AskRequest {
   readonly prompt: string
   /** Stop waiting after this many seconds and cancel; none: wait as long as the prompt lives (1 hour by default). */
   readonly timeoutSeconds: Option.Option<number>
+  /** The answer the prompt resolves with at its expiry when nobody answered (`--on-timeout`); none: it just expires. */
+  readonly defaultOnTimeout?: string | undefined
 }
 
 /**
@@ -83,7 +85,8 @@ export const askAndWait = (request: AskRequest): Effect.Effect<Outcome, unknown,
         kind: request.kind,
         title: truncate(request.title, TITLE_MAX),
         prompt: truncate(request.prompt, PROMPT_MAX),
-        ...(Option.isSome(expiresInSeconds) ? { expiresInSeconds: expiresInSeconds.value } : {})
+        ...(Option.isSome(expiresInSeconds) ? { expiresInSeconds: expiresInSeconds.value } : {}),
+        ...(request.defaultOnTimeout !== undefined ? { defaultOnTimeout: request.defaultOnTimeout } : {})
       }
     })
     const id = created.interaction.id

@@ -4,16 +4,18 @@
  * tool call, and prints Claude Code's decision JSON
  * (`hookSpecificOutput.permissionDecision` allow | deny | ask) with exit 0.
  *
- * When no decision can be had (bad input, no token, Herald unreachable) it
- * says why on stderr and exits 1: Claude Code treats that as a non-blocking
- * error and goes on with its own permission rules, as if the hook were not
- * there. Exit 2 would block the tool call, so it is never used for our own
- * failures. See docs/cli.md for the settings snippet.
+ * When no decision can be had (bad input, no token, Herald unreachable or
+ * refusing, a server error, a crash, an interrupt) it says why on stderr and
+ * exits 1 by default: Claude Code treats that as a non-blocking error and goes
+ * on with its own permission rules, as if the hook were not there. With
+ * `--on-error deny|ask|allow` it prints that decision instead (exit 0), on
+ * every one of those paths: `deny` fails closed. See docs/cli.md for the
+ * settings snippet.
  */
-import { Console, Effect, Option, Schema, Stdio, Stream } from "effect"
+import { Console, Effect, Option, Ref, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
-import { exitWith, GateError, HOOK_EXIT, MAX_TIMEOUT, PROMPT_MAX, TITLE_MAX, truncate } from "./gate.ts"
-import type { Outcome } from "./gate.ts"
+import { CHOICES, exitWith, GateError, HOOK_EXIT, MAX_TIMEOUT, PROMPT_MAX, TITLE_MAX, truncate, unanswered } from "./gate.ts"
+import type { Choice, Outcome } from "./gate.ts"
 
 /** The client, loaded when the hook runs (not for `--help` or other commands). */
 const gateClient = Effect.promise(() => import("./gateClient.ts"))
@@ -106,20 +108,28 @@ export const describeToolCall = (input: PreToolUseInput): { readonly title: stri
   return { title, prompt: truncate(`Claude Code wants to use ${input.tool_name}${where}:\n\n${detail}`, PROMPT_MAX) }
 }
 
-type Decision = "allow" | "deny" | "ask"
+type Decision = Choice
 
 const decisionOf = (outcome: Outcome, onTimeout: Decision, timeout: number): { decision: Decision; reason: string } => {
-  if (outcome._tag === "Answered") {
+  if (!unanswered(outcome)) {
     return outcome.interaction.status === "approved"
       ? { decision: "allow", reason: "Approved on the phone (Herald)." }
       : { decision: "deny", reason: "The person denied this tool call on the phone (Herald)." }
   }
   const why = outcome._tag === "TimedOut"
     ? `No answer on the phone within ${timeout} s (Herald)`
-    : `The phone prompt ended unanswered (${outcome.interaction.status}, Herald)`
+    : `The phone prompt ended unanswered (${outcome.interaction.timedOut ? "timed out" : outcome.interaction.status}, Herald)`
   const then = onTimeout === "ask" ? "asking here instead." : onTimeout === "allow" ? "allowed by default." : "denied by default."
   return { decision: onTimeout, reason: `${why}; ${then}` }
 }
+
+/** Claude Code's decision JSON on stdout (read with exit 0). */
+const printDecision = (decision: Decision, reason: string) =>
+  Console.log(JSON.stringify({
+    hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: decision, permissionDecisionReason: reason }
+  }))
+
+const onErrorThen = { deny: "denied (--on-error deny).", ask: "asking here instead (--on-error ask).", allow: "allowed (--on-error allow)." }
 
 const claudeCode = Command.make("claude-code", {
   timeout: Flag.Int("timeout").pipe(
@@ -129,23 +139,55 @@ const claudeCode = Command.make("claude-code", {
     Flag.filter((t) => t >= 1 && t <= MAX_TIMEOUT, (t) => `--timeout must be 1-${MAX_TIMEOUT} seconds, not ${t}`),
     Flag.withDefault(DEFAULT_TIMEOUT)
   ),
-  defaultOnTimeout: Flag.Literals("default-on-timeout", ["allow", "deny", "ask"]).pipe(
+  onTimeout: Flag.Literals("on-timeout", CHOICES).pipe(
     Flag.withDescription("The decision when the phone gives none in time: ask (Claude Code's own prompt, default), allow or deny"),
-    Flag.withDefault("ask" as const)
+    Flag.optional
+  ),
+  defaultOnTimeout: Flag.Literals("default-on-timeout", CHOICES).pipe(
+    Flag.withDescription("The earlier name of --on-timeout"),
+    Flag.optional
+  ),
+  onError: Flag.Literals("on-error", CHOICES).pipe(
+    Flag.withDescription(
+      "The decision when none can be had (Herald unreachable, token refused, server error, bad input, crash, " +
+        "interrupt): deny, ask or allow; default: exit 1, and Claude Code's own rules decide"
+    ),
+    Flag.optional
   )
-}, ({ defaultOnTimeout, timeout }) =>
+}, ({ defaultOnTimeout, onError, onTimeout, timeout }) =>
   Effect.gen(function*() {
-    const input = yield* Effect.flatMap(readStdin, parseInput)
-    const { askAndWait, withClient } = yield* gateClient
-    const outcome = yield* withClient(askAndWait({ kind: "approval", ...describeToolCall(input), timeoutSeconds: Option.some(timeout) }))
-    const { decision, reason } = decisionOf(outcome, defaultOnTimeout, timeout)
-    yield* Console.log(JSON.stringify({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: decision, permissionDecisionReason: reason }
-    }))
-    yield* exitWith(HOOK_EXIT.decided)
-  }).pipe(
-    Effect.catchTag("GateError", (error) => Effect.andThen(Console.error(`herald: ${error.message}`), exitWith(HOOK_EXIT.error)))
-  )).pipe(
+    const onNoAnswer: Decision = Option.getOrElse(Option.orElse(onTimeout, () => defaultOnTimeout), () => "ask" as const)
+    // At most one decision reaches stdout, whatever ends the hook.
+    const decided = yield* Ref.make(false)
+    const decide = (decision: Decision, reason: string) =>
+      Effect.flatMap(Ref.getAndSet(decided, true), (already) =>
+        already ? Effect.void : Effect.andThen(printDecision(decision, reason), exitWith(HOOK_EXIT.decided)))
+    const failed = (message: string) =>
+      Effect.andThen(
+        Console.error(`herald: ${message}`),
+        Option.match(onError, {
+          onNone: () => exitWith(HOOK_EXIT.error),
+          onSome: (choice) => decide(choice, `Herald could not ask the phone (${message}); ${onErrorThen[choice]}`)
+        })
+      )
+    return yield* Effect.gen(function*() {
+      const input = yield* Effect.flatMap(readStdin, parseInput)
+      const { askAndWait, withClient } = yield* gateClient
+      const outcome = yield* withClient(askAndWait({ kind: "approval", ...describeToolCall(input), timeoutSeconds: Option.some(timeout) }))
+      const { decision, reason } = decisionOf(outcome, onNoAnswer, timeout)
+      yield* decide(decision, reason)
+    }).pipe(
+      Effect.catchTag("GateError", (error) => failed(error.message)),
+      Effect.catchDefect((defect) => failed(`unexpected failure: ${String(defect)}`)),
+      // Killed while waiting (SIGINT, SIGTERM): the prompt is canceled (gateClient.ts); with --on-error, its decision.
+      Effect.onInterrupt(() =>
+        Option.match(onError, {
+          onNone: () => Effect.void,
+          onSome: (choice) => decide(choice, `The hook was interrupted before the phone answered (Herald); ${onErrorThen[choice]}`)
+        })
+      )
+    )
+  })).pipe(
     Command.withDescription(
       "Claude Code PreToolUse hook: reads the hook input on stdin, asks the phone to approve the tool call, " +
         "prints the decision JSON (HERALD_URL, HERALD_TOKEN)"

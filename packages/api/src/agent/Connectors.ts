@@ -63,8 +63,18 @@ export class Connector extends Schema.Class<Connector>("Connector")({
   online: Schema.Boolean,
   lastSeenAt: Schema.NullOr(Timestamp),
   createdAt: Timestamp,
-  updatedAt: Timestamp
+  updatedAt: Timestamp,
+  /** The heartbeat watch (docs/dead-mans-switch.md): the owner is alerted after this long without one; null: off. */
+  alertAfterSeconds: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  /** Set while the connector has missed its heartbeats and its owner was alerted; null otherwise. */
+  silentSince: Schema.optionalKey(Schema.NullOr(Timestamp))
 }) {}
+
+/**
+ * A connector's heartbeat watch: 60 (a minute) to 604,800 (a week) seconds without a heartbeat before its
+ * owner is alerted; null: off.
+ */
+const AlertAfterSeconds = Schema.Int.check(Schema.isBetween({ minimum: 60, maximum: 604_800 }))
 
 export class ConnectorList extends Schema.Class<ConnectorList>("ConnectorList")({
   items: Schema.Array(Connector)
@@ -80,7 +90,8 @@ export class ConnectorCreated extends Schema.Class<ConnectorCreated>("ConnectorC
 export const CreateConnectorRequest = Schema.Struct({
   name: ConnectorName,
   routes: Routes,
-  oncallGroupId: Schema.optionalKey(OncallGroupId)
+  oncallGroupId: Schema.optionalKey(OncallGroupId),
+  alertAfterSeconds: Schema.optionalKey(Schema.NullOr(AlertAfterSeconds))
 }).annotate({ identifier: "CreateConnectorRequest" })
 export type CreateConnectorRequest = typeof CreateConnectorRequest.Type
 
@@ -88,7 +99,8 @@ export type CreateConnectorRequest = typeof CreateConnectorRequest.Type
 export const UpdateConnectorRequest = Schema.Struct({
   name: Schema.optionalKey(ConnectorName),
   routes: Schema.optionalKey(Routes),
-  oncallGroupId: Schema.optionalKey(Schema.NullOr(OncallGroupId))
+  oncallGroupId: Schema.optionalKey(Schema.NullOr(OncallGroupId)),
+  alertAfterSeconds: Schema.optionalKey(Schema.NullOr(AlertAfterSeconds))
 }).annotate({ identifier: "UpdateConnectorRequest" })
 export type UpdateConnectorRequest = typeof UpdateConnectorRequest.Type
 
@@ -159,6 +171,10 @@ const online = "`online` is true while the last heartbeat is under 90 s old, com
 const secretRule = "The callback HMAC secret (`hcb_…`) is in this answer only: Herald keeps it encrypted and never " +
   "shows it again."
 const id = { id: ConnectorId }
+const watchRule = "`alertAfterSeconds` (60-604,800; null or absent: off, on update absent keeps it) is the " +
+  "connector's dead-man's switch (docs/dead-mans-switch.md): after that long without a heartbeat — counted from the " +
+  "last one, or from when it was set — the owner gets one push (priority `high`), none more while it stays silent, " +
+  "and one \"back online\" at the next heartbeat. Setting it restarts it. The record shows it with `silentSince`."
 
 export class ConnectorsGroup extends HttpApiGroup.make("connectors")
   .add(
@@ -171,7 +187,7 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
     }).pipe(agentOperation({
       summary: "Register a connector",
       description: `Registers a tunnel connector. ${routesRule} ${groupRule} ${secretRule} A person keeps at most ` +
-        `${CONNECTORS_MAX_PER_PERSON} connectors (422 \`LIMIT_REACHED\`).`,
+        `${CONNECTORS_MAX_PER_PERSON} connectors (422 \`LIMIT_REACHED\`). ${watchRule}`,
       scopes: ["connectors:write"],
       secret: true
     })),
@@ -180,7 +196,8 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
     HttpApiEndpoint.patch("update", "/connectors/:id", { params: id, payload: UpdateConnectorRequest, success: Connector, error: NotFound })
       .pipe(agentOperation({
         summary: "Update a connector",
-        description: `Updates name, routes or on-call group; an absent field is kept. ${routesRule} ${groupRule} ${concealment}`,
+        description: `Updates name, routes, on-call group or heartbeat watch; an absent field is kept. ${routesRule} ${groupRule} ` +
+          `${watchRule} ${concealment}`,
         scopes: ["connectors:write"]
       })),
     HttpApiEndpoint.delete("remove", "/connectors/:id", { params: id, success: Ok, error: NotFound })
@@ -193,7 +210,8 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
     HttpApiEndpoint.post("heartbeat", "/connectors/:id/heartbeat", { params: id, success: Connector, error: NotFound })
       .pipe(agentOperation({
         summary: "Heartbeat",
-        description: `Marks the connector online and refreshes its last-seen time. ${online} ${concealment}`,
+        description: `Marks the connector online and refreshes its last-seen time; a connector whose owner was told it ` +
+          `went silent is announced back online. ${online} ${concealment}`,
         scopes: ["connectors:write"]
       })),
     HttpApiEndpoint.post("access", "/connectors/:id/access", {

@@ -29,7 +29,11 @@ export class HistoryGroup extends HttpApiGroup.make("history")
       summary: "Recent webhook-service deliveries",
       description: "The account's recent inbound deliveries (Event), newest first: `limit` 1–100 (default 50). " +
         "`deliveredCount` is how many devices' providers accepted the push; `status` is `queued` while pushes are " +
-        "pending, then `delivered` (every device), `partial` (some), `failed` (none; `error` says why) or `no_devices`.",
+        "pending, then `delivered` (every device), `partial` (some), `failed` (none; `error` says why) or `no_devices`. " +
+        "`format` is what the delivery was read as, `priority` its push's (from the sender's severity), `alertKey` and " +
+        "`state` (`firing`/`resolved`) the sender's alert identity when it has one, and `payload` the parsed delivery, " +
+        "unknown fields included, within 16 KiB (docs/inbound-webhooks.md); deliveries from before these fields " +
+        "existed have them null.",
       scopes: ["events:read"]
     })),
     HttpApiEndpoint.get("activityFeed", "/activity-feed", { query: ActivityFeedQuery, success: ActivityFeedPage }).pipe(

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { BodyFormat, ImageUrl, TapUrl } from "../domain/Common.ts"
+import { AlertPriority, BodyFormat, ImageUrl, TapUrl } from "../domain/Common.ts"
 import { AgentNotificationCreated, AgentNotificationReplay, AgentNotificationWithdrawn } from "../domain/Notifications.ts"
 import { PageCreated, PageDeduplicated, PageReplay } from "../domain/Oncall.ts"
 import { IdempotencyKeyInUse, IdempotencyKeyReused, MissingScope, NotFound, WithdrawFailed } from "../errors.ts"
@@ -34,6 +34,8 @@ export const CreateNotificationRequest = Schema.Struct({
       Schema.isMaxLength(100)
     )
   ),
+  /** How much the push may interrupt (default `normal`); `critical` breaks through quiet hours. */
+  priority: Schema.optionalKey(AlertPriority),
   /** An on-call group id: pages that group instead (decisions.md). */
   oncall: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^ocg_[0-9A-Za-z]{1,64}$/)))
 }).annotate({ identifier: "CreateNotificationRequest" })
@@ -74,6 +76,10 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
         "the inbox item carries it as `app` (AppSummary), null once the app is deleted. `Idempotency-Key`: the same body within 24 h replays the first " +
         "answer with `idempotent: true` and status 200; another body answers 422 `IDEMPOTENCY_KEY_REUSED`; a retry " +
         "while the first is running answers 409 `IDEMPOTENCY_KEY_IN_USE`.\n\n" +
+        "`priority` (`low`, `normal` — the default —, `high`, `critical`) is stored and echoed on the record. During " +
+        "the person's quiet hours (Person API `/api/app/me/quiet-hours`) a push below `critical` is delivered " +
+        "silently (no sound, passive interruption level) or held and summarised when the quiet ends, as the person " +
+        "chose; `critical` breaks through. A held push is not counted in `accepted`; `message` says it was held.\n\n" +
         "`oncall` (an on-call group id): the push pages that group instead, as POST /oncall/{groupId}/pages does " +
         "(title, body, url and appId become the page's; `summary`, `bodyFormat`, `imageUrl`, `projectId` and " +
         "`deviceIds` do not apply). It needs `oncall:write` as well (else 403 `MISSING_SCOPE`) and the token's " +

@@ -1,7 +1,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ImageUrl, Ok, TapUrl } from "../domain/Common.ts"
+import { InboundFormat, InboundTemplate } from "../domain/InboundFormats.ts"
 import { AgentService, ServiceCreated } from "../domain/Services.ts"
+import { ServiceWatchSettings } from "../domain/Watch.ts"
 import { Forbidden, LimitReached, NotFound } from "../errors.ts"
 import { agentOperation } from "../Operation.ts"
 import { ServiceId } from "../Params.ts"
@@ -10,12 +12,35 @@ import { AgentAuth } from "../Security.ts"
 const Title = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
 const ReplyWebhookId = Schema.String.check(Schema.isPattern(/^whk_[0-9A-Za-z]{1,64}$/))
 
+/** The rules of `format` and `template`, in both bodies' descriptions. */
+const formatRules = "`format` says how the webhook URL reads deliveries: `herald` (the spec's JSON), `grafana`, " +
+  "`alertmanager`, `github`, `gitlab`, `uptime-kuma`, `sentry`, `form` (x-www-form-urlencoded), `text`, or `json` (any " +
+  "JSON, mapped by `template`); absent or null, each delivery's format is detected from its headers and shape. " +
+  "`template` maps `json` deliveries: `{body*, title?, url?, priority?, alertKey?, state?}`, each a string of at most " +
+  "1,000 characters with at most 20 `{{path}}` placeholders (dot names and `[n]` indexes, e.g. " +
+  "`{{alerts[0].labels.instance}}`); a malformed one is 400 `VALIDATION_FAILED`. docs/inbound-webhooks.md has the " +
+  "detection order, the severity table and the template syntax."
+
+/** The dead-man's switch rules, in both bodies' descriptions (docs/dead-mans-switch.md). */
+const watchRules = "`watch` (at creation absent or null: none; on update absent leaves it, null turns it off) makes the service expect a delivery at least every " +
+  "`expectEverySeconds` (60–604,800). When none arrives for that long plus `graceSeconds` (0–86,400, default 300) " +
+  "— counted from the last delivery, or from when the watch was saved — the service's audience (the creator and, " +
+  "when shared, each family member) gets one push, priority `high`: \"<title> has been silent since …\"; no second " +
+  "one while it stays silent, and one \"<title> is delivering again\" at the next delivery. With `alertGroupId` " +
+  "(an on-call group of a team the creator belongs to, else 404 `NOT_FOUND`) the silence pages that group instead, " +
+  "and the page is resolved when deliveries resume. Saving `watch` restarts it (a silent state is cleared without a " +
+  "notice). The record's `watch` shows the settings, `lastDeliveryAt`, `silentSince` and `dueAt`. Only the creator " +
+  "sets `watch` (from anyone else: 403 `FORBIDDEN`)."
+
 /** Body of POST /services. */
 export const CreateServiceRequest = Schema.Struct({
   title: Title,
   imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
   url: Schema.optionalKey(Schema.NullOr(TapUrl)),
-  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
+  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId)),
+  format: Schema.optionalKey(Schema.NullOr(InboundFormat)),
+  template: Schema.optionalKey(Schema.NullOr(InboundTemplate)),
+  watch: Schema.optionalKey(Schema.NullOr(ServiceWatchSettings))
 }).annotate({ identifier: "CreateServiceRequest" })
 export type CreateServiceRequest = typeof CreateServiceRequest.Type
 
@@ -24,7 +49,10 @@ export const UpdateServiceRequest = Schema.Struct({
   title: Schema.optionalKey(Title),
   imageUrl: Schema.optionalKey(Schema.NullOr(ImageUrl)),
   url: Schema.optionalKey(Schema.NullOr(TapUrl)),
-  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId))
+  defaultReplyWebhookId: Schema.optionalKey(Schema.NullOr(ReplyWebhookId)),
+  format: Schema.optionalKey(Schema.NullOr(InboundFormat)),
+  template: Schema.optionalKey(Schema.NullOr(InboundTemplate)),
+  watch: Schema.optionalKey(Schema.NullOr(ServiceWatchSettings))
 }).annotate({ identifier: "UpdateServiceRequest" })
 export type UpdateServiceRequest = typeof UpdateServiceRequest.Type
 
@@ -55,7 +83,8 @@ export class ServicesGroup extends HttpApiGroup.make("services")
       description: "Creates a service that receives inbound notifications at its webhook URL. The URL embeds a random " +
         "256-bit token (`hlw_…`) that Herald stores only as a hash: it is returned here once. `defaultReplyWebhookId` " +
         "must name one of the account's reply webhooks (else 404); outcome events of prompts sent through the " +
-        "service go there too. An account keeps at most 1,000 services (422 `LIMIT_REACHED` with `limit`).",
+        "service go there too. An account keeps at most 1,000 services (422 `LIMIT_REACHED` with `limit`). " + formatRules + " " +
+        watchRules,
       scopes: ["services:write"],
       secret: true
     })),
@@ -77,7 +106,8 @@ export class ServicesGroup extends HttpApiGroup.make("services")
         "webhooks, else 404; null clears it). The creator may update; on a shared service the family's owner may " +
         "too (title, avatar, tap URL: a `defaultReplyWebhookId` from anyone but the creator is 403 `FORBIDDEN`). Other " +
         "family members who can see it: 403 `FORBIDDEN`; anyone else: 404. A change to a shared service is written " +
-        "to the family's audit log (`service.updated`).",
+        "to the family's audit log (`service.updated`). `format` and `template` as at creation (null clears them): " +
+        formatRules + " " + watchRules,
       scopes: ["services:write"]
     })),
     HttpApiEndpoint.delete("remove", "/services/:id", {

@@ -17,6 +17,21 @@ export type Presentation = typeof Presentation.Type
 export const InteractionStatus = Schema.Literals(["pending", "approved", "denied", "yes", "no", "replied", "canceled", "expired"])
 export type InteractionStatus = typeof InteractionStatus.Type
 
+/** Bounds of a prompt's reminders (`remind`) and of a person's default (docs/limits.md). */
+export const REMIND_EVERY_MIN_SECONDS = 60
+export const REMIND_EVERY_MAX_SECONDS = 86_400
+export const REMIND_TIMES_MAX = 10
+
+/**
+ * ReminderSchedule: while a prompt is pending its alert is pushed again every `everySeconds` (60–86400), at most
+ * `times` (1–10) times, never at or after its expiry.
+ */
+export const ReminderSchedule = Schema.Struct({
+  everySeconds: Schema.Int.check(Schema.isBetween({ minimum: REMIND_EVERY_MIN_SECONDS, maximum: REMIND_EVERY_MAX_SECONDS })),
+  times: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: REMIND_TIMES_MAX }))
+}).annotate({ identifier: "ReminderSchedule" })
+export type ReminderSchedule = typeof ReminderSchedule.Type
+
 /** Interaction: a prompt, "a question of a person", and its outcome; id `int_…`. */
 export class Interaction extends Schema.Class<Interaction>("Interaction")({
   id: Schema.String,
@@ -39,7 +54,17 @@ export class Interaction extends Schema.Class<Interaction>("Interaction")({
   expiresAt: Timestamp,
   createdAt: Timestamp,
   respondedAt: Schema.NullOr(Timestamp),
-  canceledAt: Schema.NullOr(Timestamp)
+  canceledAt: Schema.NullOr(Timestamp),
+  /** The answer given at expiry when nobody answered (a status, or a reply's text); null: the prompt just expires. */
+  defaultOnTimeout: Schema.NullOr(Schema.String),
+  /** True when the outcome is `defaultOnTimeout`, given at expiry rather than by a person; false otherwise. */
+  timedOut: Schema.Boolean,
+  /** The reminders of this prompt (its `remind`, else the person's default); null: none. */
+  remind: Schema.NullOr(ReminderSchedule),
+  /** Reminder pushes queued so far. */
+  remindersSent: Schema.Natural,
+  /** Breaks through the person's quiet hours (created with `urgent: true`). */
+  urgent: Schema.Boolean
 }) {}
 
 /** InboxInteraction: a pending prompt from any source, as `GET /interactions` lists it. */

@@ -1,6 +1,6 @@
 /** Records of one-shot pushes ("send one-shot pushes to the account's devices"). */
 import { Schema } from "effect"
-import { BodyFormat, Timestamp } from "./Common.ts"
+import { AlertPriority, BodyFormat, Timestamp } from "./Common.ts"
 
 /** AgentNotification: a one-shot push an agent sent; id `anot_…`. */
 export class AgentNotification extends Schema.Class<AgentNotification>("AgentNotification")({
@@ -13,7 +13,9 @@ export class AgentNotification extends Schema.Class<AgentNotification>("AgentNot
   projectId: Schema.optionalKey(Schema.NullOr(Schema.String)),
   summary: Schema.optionalKey(Schema.NullOr(Schema.String)),
   bodyFormat: Schema.optionalKey(BodyFormat),
-  appId: Schema.optionalKey(Schema.String)
+  appId: Schema.optionalKey(Schema.String),
+  /** The push's priority as sent (absent when the caller set none: `normal`). */
+  priority: Schema.optionalKey(AlertPriority)
 }) {}
 
 /** AgentNotificationCreated: the push and how many devices' providers accepted it. */

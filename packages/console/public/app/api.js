@@ -145,6 +145,16 @@ export const passkeyRemove = endpoint("DELETE", "/passkeys/:id")
 export const sessions = endpoint("GET", "/sessions")
 export const sessionRevoke = endpoint("DELETE", "/sessions/:id")
 
+// Quiet hours
+export const quietHours = endpoint("GET", "/me/quiet-hours")
+export const quietSet = endpoint("PUT", "/me/quiet-hours")
+export const quietMute = endpoint("POST", "/me/quiet-hours/mute")
+export const quietUnmute = endpoint("DELETE", "/me/quiet-hours/mute")
+
+// The e-mail channel
+export const emailChannel = endpoint("GET", "/me/email-channel")
+export const emailChannelSet = endpoint("PUT", "/me/email-channel")
+
 // Devices and Web Push
 export const webPushKey = endpoint("GET", "/push/web-key")
 export const devices = endpoint("GET", "/devices")

@@ -24,6 +24,8 @@ export const routes = [
   { pattern: "/mini-apps/:packageId/install", load: () => import("./pages/miniApp.js"), nav: "Apps" },
   { pattern: "/devices", load: () => import("./pages/devices.js"), nav: "Devices" },
   { pattern: "/tokens", load: () => import("./pages/tokens.js"), nav: "Tokens" },
+  { pattern: "/quiet-hours", load: () => import("./pages/quiet.js"), nav: "Quiet hours" },
+  { pattern: "/email", load: () => import("./pages/email.js"), nav: "E-mail" },
   { pattern: "/settings", load: () => import("./pages/settings.js"), nav: "Settings" }
 ]
 
@@ -36,6 +38,8 @@ export const navigation = [
   ["Apps", "/apps"],
   ["Devices", "/devices"],
   ["Tokens", "/tokens"],
+  ["Quiet hours", "/quiet-hours"],
+  ["E-mail", "/email"],
   ["Settings", "/settings"]
 ]
 

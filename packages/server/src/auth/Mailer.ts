@@ -13,6 +13,8 @@ export interface Mail {
   readonly to: string
   readonly subject: string
   readonly text: string
+  /** A stable `Message-ID` (`<…@…>`): a mail sent again after a crash is recognisably the same mail. */
+  readonly messageId?: string
 }
 
 /** A mail the SMTP server did not take (its message says why; it never holds the credentials). */
@@ -43,7 +45,7 @@ export class Mailer extends Context.Service<Mailer, {
     )
     const send = (mail: Mail) =>
       Effect.tryPromise({
-        try: () => transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text }),
+        try: () => transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, ...(mail.messageId === undefined ? {} : { messageId: mail.messageId }) }),
         catch: (cause) => new MailFailed({ message: cause instanceof Error ? cause.message : String(cause) })
       }).pipe(
         Effect.timeoutOrElse({ duration: "45 seconds", orElse: () => Effect.fail(new MailFailed({ message: "timed out after 45 s" })) }),

@@ -34,7 +34,8 @@ export const appVariables = {
   dataDir: Env.string("HERALD_DATA_DIR", { default: "./.herald", description: "Directory of the embedded database." }),
   poolSize: Env.integer("HERALD_DB_POOL_SIZE", {
     default: 10,
-    description: "PostgreSQL connection pool size (the embedded database always uses 1)."
+    description: "PostgreSQL connection pool size (the embedded database always uses 1). Three of them are held for " +
+      "good by the change listeners (prompt wake-ups, inbox streams, quiet hours), so leave room above that."
   }),
   logLevel: Env.logLevel("LOG_LEVEL", { default: "Info", description: "Least severe level logged (request logs are `Debug`)." }),
   logFormat: Env.literals("LOG_FORMAT", ["text", "json"], {

@@ -4,6 +4,12 @@
  */
 import { MINI_APP_MAX_ARCHIVE_BYTES } from "@herald/api"
 
+/**
+ * A prompt's reminders and a person's default (`remind`): every 60–86,400 s, 1–10 times, never at or after the
+ * prompt's expiry. Bounds of the contract (docs/limits.md).
+ */
+export { REMIND_EVERY_MAX_SECONDS, REMIND_EVERY_MIN_SECONDS, REMIND_TIMES_MAX } from "@herald/api"
+
 /** Request bodies (decisions.md: 1 MiB for every route but mini-app publish). */
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -13,8 +19,31 @@ export const MAX_BODY_BYTES = 1024 * 1024
  */
 export { MINI_APP_MAX_ARCHIVE_BYTES, MINI_APP_MAX_FILES_BYTES, MINI_APP_MAX_PACKAGES } from "@herald/api"
 
-/** Inbound webhook deliveries (`POST /hooks/{token}`): a notification, not a document. */
-export const MAX_INBOUND_BYTES = 64 * 1024
+/**
+ * Inbound webhook deliveries (`POST /hooks/{token}`): what real senders send (a GitHub push with many commits,
+ * a Grafana group of alerts) fits in 1 MiB. The Event keeps a title of 200 and a body of 10,000 characters (the
+ * spec's bounds: the spec's JSON, text and form bodies over them are refused, a sender's are cut), an alert key
+ * of 200 (a longer one is replaced by its SHA-256), and the parsed payload within 16 KiB (pruned beyond:
+ * docs/inbound-webhooks.md).
+ */
+export const MAX_INBOUND_BYTES = 1024 * 1024
+export const INBOUND_MAX_TITLE = 200
+export const INBOUND_MAX_BODY = 10_000
+export const INBOUND_MAX_ALERT_KEY = 200
+export const INBOUND_MAX_PAYLOAD_BYTES = 16 * 1024
+
+/**
+ * Quiet hours (Person API `/api/app/me/quiet-hours`, quiet/): at most 14 windows (two a day), a time-zone name of
+ * 64 characters, a mute of 1–168 hours; a summary lists 3 titles. Bounds of the contract.
+ */
+export { QUIET_MUTE_HOURS_MAX, QUIET_TIME_ZONE_MAX, QUIET_WINDOWS_MAX } from "@herald/api"
+
+/**
+ * The e-mail channel (Person API `/api/app/me/email-channel`, email/): a prompt is mailed 60–604800 seconds after
+ * creation and before its expiry; one verification mail per 10 minutes; a reply typed on the answer page 1–4000
+ * characters (as the Person API's answer). Bounds of the contract.
+ */
+export { EMAIL_FALLBACK_MAX_SECONDS, EMAIL_FALLBACK_MIN_SECONDS, EMAIL_VERIFICATION_EVERY_MINUTES } from "@herald/api"
 
 /**
  * The OAuth routes anyone may call (oauth/): a registration, a consent form, a
@@ -107,4 +136,15 @@ export {
   CONNECTOR_MAX_ROUTES,
   CONNECTOR_MAX_UPSTREAM,
   CONNECTORS_MAX_PER_PERSON
+} from "@herald/api"
+
+/**
+ * The dead-man's switch of a webhook service (`watch`): the expected period and the grace, in seconds
+ * (400 `VALIDATION_FAILED` outside them), and the grace when none is given: bounds of the contract.
+ */
+export {
+  WATCH_DEFAULT_GRACE_SECONDS,
+  WATCH_MAX_GRACE_SECONDS,
+  WATCH_MAX_PERIOD_SECONDS,
+  WATCH_MIN_PERIOD_SECONDS
 } from "@herald/api"

@@ -19,12 +19,15 @@ export const signInVariables = {
     unset: "(unset: each sign-in link is written to the server log at Info)",
     description: "The SMTP server that sends sign-in links: `smtp://user:password@host:587` (STARTTLS when the " +
       "server offers it) or `smtps://user:password@host:465` (TLS from the start); user and password URL-encoded. " +
-      "Unset: no mail is sent and each requested link is written to the server log, for a local quick start."
+      "Unset: no mail is sent and each requested link is written to the server log, for a local quick start. " +
+      "The same server sends the [e-mail channel](email.md)'s mail (prompt fallbacks, pages, address checks); " +
+      "unset, the channel cannot be turned on (`mailConfigured: false`)."
   }),
   smtpFrom: Env.optionalString("HERALD_SMTP_FROM", {
     blankIsUnset: true,
     unset: "(unset: `Herald <herald@HOST>`, HOST being the public URL's host name)",
-    description: "The `From` address of sign-in mail, e.g. `Herald <herald@example.com>`."
+    description: "The `From` address of sign-in mail and of the [e-mail channel](email.md)'s mail, e.g. " +
+      "`Herald <herald@example.com>`."
   })
 }
 

@@ -9,6 +9,7 @@ import type { CreateConnectorRequest, UpdateConnectorRequest } from "@herald/api
 import { Clock, Context, Effect, Layer } from "effect"
 import { CONNECTORS_MAX_PER_PERSON } from "../config/Limits.ts"
 import { makeId } from "../lib/Ids.ts"
+import { ConnectorWatch } from "../watch/ConnectorWatch.ts"
 import { Callbacks, generateCallbackSecret } from "./Callbacks.ts"
 import { ConnectorsRepo } from "./ConnectorsRepo.ts"
 import type { ConnectorRow } from "./ConnectorsRepo.ts"
@@ -44,6 +45,9 @@ export class Connectors extends Context.Service<Connectors, {
   static readonly layerNoDeps = Layer.effect(Connectors, Effect.gen(function*() {
     const repo = yield* ConnectorsRepo
     const callbacks = yield* Callbacks
+    // The heartbeat watch (docs/dead-mans-switch.md): saved with the connector, shown on every record.
+    const watch = yield* ConnectorWatch
+    const one = (c: Connector) => Effect.map(watch.attach([c]), ([w]) => w!)
     const now = Clock.currentTimeMillis
     const nowIso = Effect.map(now, (ms) => new Date(ms).toISOString())
     const present = (row: ConnectorRow | undefined) =>
@@ -68,7 +72,7 @@ export class Connectors extends Context.Service<Connectors, {
             limit: CONNECTORS_MAX_PER_PERSON
           })
         }
-        return yield* repo.insert({
+        const inserted = yield* repo.insert({
           id,
           userId,
           name: input.name,
@@ -77,21 +81,31 @@ export class Connectors extends Context.Service<Connectors, {
           secretSealed,
           now: at
         })
+        if (input.alertAfterSeconds != null) yield* watch.save(id, input.alertAfterSeconds)
+        return inserted
       }))
-      return new ConnectorCreated({ connector: toConnector(row, yield* now), callbackSecret })
+      if (input.alertAfterSeconds != null) yield* watch.arm(id)
+      return new ConnectorCreated({ connector: yield* one(toConnector(row, yield* now)), callbackSecret })
     })
 
     const update = Effect.fn("Connectors.update")(function*(userId: string, id: string, input: UpdateConnectorRequest) {
       // The connector first: a caller probing another account's connector learns nothing about groups.
       if ((yield* repo.find(userId, id)) === undefined) return yield* notFound
       yield* checkGroup(userId, input.oncallGroupId)
-      return yield* present(yield* repo.update(userId, id, input, yield* nowIso))
+      const { alertAfterSeconds, ...changes } = input
+      const row = yield* repo.inTransaction(Effect.gen(function*() {
+        const updated = yield* repo.update(userId, id, changes, yield* nowIso)
+        if (updated !== undefined && alertAfterSeconds !== undefined) yield* watch.save(id, alertAfterSeconds)
+        return updated
+      }))
+      if (alertAfterSeconds !== undefined) yield* watch.arm(id)
+      return yield* Effect.flatMap(present(row), one)
     })
 
     const rotateSecret = Effect.fn("Connectors.rotateSecret")(function*(userId: string, id: string) {
       const callbackSecret = generateCallbackSecret()
       const row = yield* repo.setSecret(userId, id, yield* callbacks.sealFor(id, callbackSecret), yield* nowIso)
-      return new ConnectorCreated({ connector: yield* present(row), callbackSecret })
+      return new ConnectorCreated({ connector: yield* Effect.flatMap(present(row), one), callbackSecret })
     })
 
     return Connectors.of({
@@ -99,13 +113,17 @@ export class Connectors extends Context.Service<Connectors, {
         Effect.gen(function*() {
           const rows = yield* repo.list(userId)
           const ms = yield* now
-          return new ConnectorList({ items: rows.map((row) => toConnector(row, ms)) })
+          return new ConnectorList({ items: yield* watch.attach(rows.map((row) => toConnector(row, ms))) })
         }),
-      get: (userId, id) => Effect.flatMap(repo.find(userId, id), present),
+      get: (userId, id) => Effect.flatMap(repo.find(userId, id), present).pipe(Effect.flatMap(one)),
       create,
       update,
       remove: (userId, id) => Effect.flatMap(repo.remove(userId, id), (removed) => removed ? Effect.void : Effect.fail(notFound)),
-      heartbeat: (userId, id) => Effect.flatMap(nowIso, (at) => Effect.flatMap(repo.heartbeat(userId, id, at), present)),
+      heartbeat: (userId, id) =>
+        Effect.flatMap(nowIso, (at) => Effect.flatMap(repo.heartbeat(userId, id, at), present)).pipe(
+          Effect.tap(() => watch.seen(id)),
+          Effect.flatMap(one)
+        ),
       rotateSecret
     })
   }))

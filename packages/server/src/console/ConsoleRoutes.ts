@@ -27,13 +27,15 @@ export const consolePages = [
   "/activities",
   "/devices",
   "/tokens",
+  "/quiet-hours",
   "/teams",
   "/teams/:id",
   "/join/:code",
   "/oncall",
   "/apps",
   "/mini-apps/:packageId/install",
-  "/settings"
+  "/settings",
+  "/email"
 ] as const
 
 /** The shell's policy: nothing inline, nothing from another origin, no framing, forms and `<base>` pinned. */

@@ -5,12 +5,19 @@
  * accepted. Everything that changes a prompt afterwards — an answer, a cancel,
  * the deadline — goes through that entity, which also wakes the waiters.
  */
-import { Interaction, InteractionCreated, InteractionNotPending, InteractiveLiveActivityUnsupported, NotFound } from "@herald/api"
+import {
+  AnswerMismatch,
+  Interaction,
+  InteractionCreated,
+  InteractionNotPending,
+  InteractiveLiveActivityUnsupported,
+  NotFound,
+  ValidationFailed
+} from "@herald/api"
 import type { Unauthorized } from "@herald/api"
 import type {
   AgentPrincipal,
   AnswerRequest,
-  AnswerMismatch,
   CreateInteractionRequest,
   InboxInteraction,
   ActivityCapacityExceeded,
@@ -30,10 +37,12 @@ import type { MissingReference } from "../db/ForeignKeys.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { makeId } from "../lib/Ids.ts"
-import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
+import { promptAlert } from "./PromptAlert.ts"
 import { Prompt } from "./PromptProtocol.ts"
+import { Reminders } from "./Reminders.ts"
+import { PromptMail } from "../email/PromptMail.ts"
 import { InteractionsRepo } from "./Repo.ts"
 import type { NewInteraction } from "./Repo.ts"
 
@@ -46,14 +55,33 @@ const missingReference = (error: MissingReference) =>
 const DEFAULT_EXPIRY_SECONDS = 3600
 const DEFAULT_WAIT_SECONDS = 30
 
-/** The notification category the phone app registers for each kind's buttons. */
-const categoryOf = (kind: Interaction["kind"]) =>
-  kind === "approval" ? "HERALD_APPROVAL" : kind === "yes_no" ? "HERALD_YES_NO" : "HERALD_REPLY"
+/** Whether `answer` is an answer of `kind`: a status for approval and yes_no, a reply's text (one of its choices, if any). */
+const defaultFits = (kind: Interaction["kind"], answer: string, choices: ReadonlyArray<string>) => {
+  switch (kind) {
+    case "approval":
+      return answer === "approved" || answer === "denied"
+    case "yes_no":
+      return answer === "yes" || answer === "no"
+    case "reply":
+      return choices.length === 0 || choices.includes(answer)
+  }
+}
 
-const createdMessage = (accepted: number, devices: number, queued: number): string => {
+const defaultMismatch = (kind: Interaction["kind"], choices: ReadonlyArray<string>) =>
+  new AnswerMismatch({
+    error: kind === "approval"
+      ? "defaultOnTimeout of an approval prompt is `approved` or `denied`."
+      : kind === "yes_no"
+      ? "defaultOnTimeout of a yes_no prompt is `yes` or `no`."
+      : `defaultOnTimeout of a reply prompt with choices is one of them (${choices.map((c) => JSON.stringify(c)).join(", ")}).`
+  })
+
+const createdMessage = (accepted: number, devices: number, queued: number, held = 0): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices. The prompt is pending."
   const parts = [`Pending. Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
   if (queued > 0) parts.push(`${queued} queued for retry.`)
+  // Quiet hours (quiet/QuietGate.ts): not sent until they end, unless the prompt is `urgent`.
+  if (held > 0) parts.push(`${held} held for the person's quiet hours (send urgent: true to break through).`)
   parts.push("Use GET /interactions/{id}/wait for the answer.")
   return parts.join(" ")
 }
@@ -62,7 +90,10 @@ export class Interactions extends Context.Service<Interactions, {
   readonly create: (
     agent: AgentPrincipal,
     input: CreateInteractionRequest
-  ) => Effect.Effect<InteractionCreated, NotFound | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded | ServiceUnavailable>
+  ) => Effect.Effect<
+    InteractionCreated,
+    NotFound | AnswerMismatch | ValidationFailed | InteractiveLiveActivityUnsupported | ActivityCapacityExceeded | ServiceUnavailable
+  >
   readonly pending: (userId: string) => Effect.Effect<ReadonlyArray<InboxInteraction>>
   readonly get: (tokenId: string, id: string) => Effect.Effect<Interaction, NotFound>
   /** A prompt addressed to the person, in any state, with its source (the console's prompt page). */
@@ -93,6 +124,8 @@ export class Interactions extends Context.Service<Interactions, {
     const targeting = yield* DeviceTargeting
     const unit = yield* UnitOfWork
     const apps = yield* AppAccess
+    const reminders = yield* Reminders
+    const emailFallback = yield* PromptMail
 
     const scheduleExpiry = (id: string, expiresAt: string) =>
       EntityCalls.call(prompt(id).Expire(Deadline.at(expiresAt), { discard: true }))
@@ -158,6 +191,19 @@ export class Interactions extends Context.Service<Interactions, {
       ])
 
     const create = Effect.fn("Interactions.create")(function*(agent: AgentPrincipal, input: CreateInteractionRequest) {
+      const presentation = input.presentation ?? "notification"
+      const choices = input.choices ?? []
+      const defaultOnTimeout = input.defaultOnTimeout ?? null
+      if (defaultOnTimeout !== null && !defaultFits(input.kind, defaultOnTimeout, choices)) {
+        return yield* defaultMismatch(input.kind, choices)
+      }
+      // A card stays on the lock screen: it is never reminded (and the person's default does not apply to it).
+      if (presentation === "live_activity" && input.remind !== undefined && input.remind !== null) {
+        return yield* new ValidationFailed({
+          error: "The request failed validation.",
+          issues: [{ path: "remind", message: "A live_activity prompt is not reminded: omit remind or send null." }]
+        })
+      }
       const webhookId = input.webhookId ?? null
       if (webhookId !== null && !(yield* webhooks.exists(agent.userId, webhookId))) {
         return yield* new NotFound({ error: "Reply webhook not found." })
@@ -165,7 +211,6 @@ export class Interactions extends Context.Service<Interactions, {
       // Like POST /notifications: an app the account can see, else 404.
       yield* apps.requireVisible(agent.userId, input.appId)
       const appId = input.appId ?? null
-      const presentation = input.presentation ?? "notification"
       const devices = yield* targeting.targets(agent.userId)
       const cardDevices = devices.filter((d) => d.interactiveLiveActivitiesCapable).map((d) => d.id)
       if (presentation === "live_activity" && cardDevices.length === 0) {
@@ -178,7 +223,15 @@ export class Interactions extends Context.Service<Interactions, {
       const now = yield* Clock.currentTimeMillis
       const createdAt = new Date(now).toISOString()
       const expiresAt = new Date(now + (input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS) * 1000).toISOString()
-      const choices = input.choices ?? []
+      const remind = presentation === "live_activity"
+        ? null
+        : input.remind === undefined
+        ? yield* reminders.defaultsForPrompt(agent.userId)
+        : input.remind
+      // When the person is mailed if the prompt is still pending (email/PromptMail.ts); null: never.
+      const mailAfter = yield* emailFallback.plan(agent.userId, input.fallback, input.expiresInSeconds ?? DEFAULT_EXPIRY_SECONDS)
+      // A card is on the lock screen until it ends: like reminders, no mail for it.
+      const mailDue = mailAfter === null || presentation === "live_activity" ? null : now + mailAfter * 1000
       const row: NewInteraction = {
         id,
         userId: agent.userId,
@@ -198,27 +251,23 @@ export class Interactions extends Context.Service<Interactions, {
         actionDigest: canonicalSha256({ kind: input.kind, title: input.title, prompt: input.prompt, choices }),
         liveActivityId: presentation === "live_activity" ? yield* makeId("act") : null,
         expiresAt,
-        createdAt
+        createdAt,
+        urgent: input.urgent ?? false,
+        defaultOnTimeout,
+        remindEverySeconds: remind?.everySeconds ?? null,
+        remindTimes: remind?.times ?? null
       }
       if (row.liveActivityId !== null) return yield* createCard(agent, { ...row, liveActivityId: row.liveActivityId }, cardDevices, appId)
-      const message = alertMessage({
-        ref: `interaction:${id}`,
-        collapseId: id,
-        title: input.title,
-        body: previewOf(input.prompt, "text"),
-        url: row.url,
-        imageUrl: row.imageUrl,
-        threadId: row.projectId,
-        category: categoryOf(input.kind),
-        data: { interactionId: id, kind: input.kind, actionDigest: row.actionDigest }
-      })
+      const message = promptAlert(row)
       const pushes = devices.map((d) => ({
         userId: d.userId,
         deviceId: d.id,
         origin: "interaction" as const,
         itemId: id,
         purpose: "alert" as const,
-        message
+        message,
+        // An urgent prompt breaks through quiet hours (quiet/QuietGate.ts).
+        ...(row.urgent ? { priority: "critical" as const } : {})
       }))
       // From the write on, the request runs to its end even if the caller goes
       // away: the expiry timer must exist and the pushes go out now.
@@ -227,9 +276,15 @@ export class Interactions extends Context.Service<Interactions, {
         const [interaction, receiptIds] = yield* unit.commit(Effect.all([
           repo.insert(row),
           outbox.enqueue(pushes, { sendNow: true }),
-          file(row, appId)
+          file(row, appId),
+          mailDue === null ? Effect.void : emailFallback.record(id, agent.userId, mailDue)
         ])).pipe(Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e))))
-        yield* scheduleExpiry(id, expiresAt)
+        // Its first reminder's timer is stored with the expiry (each later one by the reminder before it).
+        yield* Effect.all([
+          scheduleExpiry(id, expiresAt),
+          remind === null ? Effect.void : reminders.schedule(id, createdAt, remind.everySeconds, 1, expiresAt),
+          mailDue === null ? Effect.void : emailFallback.schedule(id, mailDue)
+        ], { concurrency: "unbounded", discard: true })
         const summary = yield* outbox.sendNow(receiptIds)
         return { interaction, summary }
       }).pipe(Effect.uninterruptible)
@@ -237,7 +292,7 @@ export class Interactions extends Context.Service<Interactions, {
         interaction: new Interaction({ ...interaction, accepted: summary.accepted }),
         accepted: summary.accepted,
         queued: summary.queued,
-        message: createdMessage(summary.accepted, devices.length, summary.queued)
+        message: createdMessage(summary.accepted, devices.length, summary.queued, summary.held)
       })
     })
 
@@ -274,6 +329,10 @@ export class Interactions extends Context.Service<Interactions, {
 
     const rescheduleDeadlines = Effect.flatMap(repo.pendingDeadlines, (rows) =>
       Effect.forEach(rows, (r) => scheduleExpiry(r.id, r.expiresAt), { concurrency: 16, discard: true })).pipe(
+        // And the next reminder of each prompt whose timer was lost between two reminders.
+        Effect.andThen(reminders.rescheduleMissing),
+        // And the e-mail fallback of each prompt whose timer was lost.
+        Effect.andThen(emailFallback.rescheduleMissing),
         Effect.withSpan("Interactions.rescheduleDeadlines")
       )
 

@@ -12,7 +12,9 @@ import { AnswerMismatch, InteractionNotPending } from "@herald/api"
 import type { AnswerStatus, Interaction } from "@herald/api"
 import { Deferred, Duration, Effect, Option, Semaphore } from "effect"
 import { Entity } from "effect/cluster"
+import { PromptMail } from "../email/PromptMail.ts"
 import { Prompt } from "./PromptProtocol.ts"
+import { reminderNumber, Reminders } from "./Reminders.ts"
 import { InteractionsRepo } from "./Repo.ts"
 import type { Change } from "./Repo.ts"
 import { Transitions } from "./Transitions.ts"
@@ -43,6 +45,8 @@ export const PromptLive = Prompt.toLayer(
     const { entityId: id } = yield* Entity.CurrentAddress
     const repo = yield* InteractionsRepo
     const transitions = yield* Transitions
+    const reminders = yield* Reminders
+    const mail = yield* PromptMail
     const lock = yield* Semaphore.make(1)
     const settled = yield* Deferred.make<void>()
 
@@ -58,6 +62,13 @@ export const PromptLive = Prompt.toLayer(
 
     return Prompt.of({
       Expire: () => Effect.asVoid(change({ _tag: "Expire" })),
+      // Serialized with the changes: an answer taken here first leaves nothing to remind of.
+      Remind: ({ payload }) => {
+        const n = reminderNumber(payload.key)
+        return n === undefined ? Effect.void : lock.withPermit(reminders.send(id, n))
+      },
+      // Serialized with the changes too: an answer taken first leaves nothing to mail (the queueing is conditional anyway).
+      EmailFallback: () => lock.withPermit(mail.due(id)),
       Answer: ({ payload }) =>
         Effect.gen(function*() {
           const prompt = yield* repo.find(id)

@@ -29,6 +29,10 @@ import { deadlineRpc } from "../cluster/Deadline.ts"
 export const Prompt = Entity.make("Prompt", [
   /** The prompt's deadline: one per prompt (a re-send deduplicates). */
   deadlineRpc("Expire"),
+  /** Reminder n of a pending prompt (key `remind:<n>`, one timer stored at a time: Reminders.ts). */
+  deadlineRpc("Remind"),
+  /** The prompt's e-mail fallback, if it is still pending (key `email-fallback`: email/PromptMail.ts). */
+  deadlineRpc("EmailFallback"),
   Rpc.make("Answer", {
     payload: {
       status: AnswerStatus,

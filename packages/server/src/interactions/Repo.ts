@@ -37,6 +37,13 @@ export interface NewInteraction {
   readonly liveActivityId: string | null
   readonly expiresAt: string
   readonly createdAt: string
+  /** Breaks through quiet hours. */
+  readonly urgent: boolean
+  /** The answer given at expiry when nobody answered (a status, or a reply's text). */
+  readonly defaultOnTimeout: string | null
+  /** The reminder schedule resolved at creation (both null: none). */
+  readonly remindEverySeconds: number | null
+  readonly remindTimes: number | null
 }
 
 /** How a prompt leaves `pending`. */
@@ -61,7 +68,10 @@ export interface Routing {
 const columns = (sql: SqlClient.SqlClient) => sql`
   i.id, i.title, i.prompt, i.kind, i.presentation, i.status, i.choices, i.response, i.image_url, i.url,
   i.action_digest, i.primary_label, i.secondary_label, i.responding_device_id, i.responding_user_id,
-  i.expires_at, i.created_at, i.responded_at, i.canceled_at,
+  i.expires_at, i.created_at, i.responded_at, i.canceled_at, i.urgent,
+  i.default_on_timeout, i.timed_out, i.reminders_sent,
+  CASE WHEN i.remind_every_seconds IS NULL THEN NULL
+    ELSE json_build_object('everySeconds', i.remind_every_seconds, 'times', i.remind_times) END AS remind,
   CASE WHEN i.presentation = 'live_activity'
     THEN (SELECT count(*)::int FROM live_activity_operations o
           WHERE o.activity_id = i.live_activity_id AND o.op = 'start' AND o.status = 'accepted')
@@ -103,7 +113,14 @@ const recordOf = (row: NewInteraction) =>
     expiresAt: row.expiresAt,
     createdAt: row.createdAt,
     respondedAt: null,
-    canceledAt: null
+    canceledAt: null,
+    urgent: row.urgent,
+    defaultOnTimeout: row.defaultOnTimeout,
+    timedOut: false,
+    remind: row.remindEverySeconds === null || row.remindTimes === null
+      ? null
+      : { everySeconds: row.remindEverySeconds, times: row.remindTimes },
+    remindersSent: 0
   })
 
 export class InteractionsRepo extends Context.Service<InteractionsRepo, {
@@ -202,7 +219,12 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
         case "Cancel":
           return sql`status = 'canceled', canceled_at = now()`
         case "Expire":
-          return sql`status = 'expired'`
+          // With a default answer the prompt resolves with it, marked `timed_out` (the right-hand sides read the old row).
+          return sql`status = CASE WHEN default_on_timeout IS NULL THEN 'expired'
+                                   WHEN kind = 'reply' THEN 'replied' ELSE default_on_timeout END,
+                     response = CASE WHEN default_on_timeout IS NOT NULL AND kind = 'reply' THEN default_on_timeout ELSE response END,
+                     timed_out = default_on_timeout IS NOT NULL,
+                     responded_at = CASE WHEN default_on_timeout IS NULL THEN responded_at ELSE now() END`
       }
     }
 
@@ -223,7 +245,7 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
             inbox AS (
               UPDATE inbox_items b SET read_at = COALESCE(b.read_at, now()) FROM i
               WHERE b.user_id = i.user_id AND b.origin = 'interaction' AND b.item_id = i.id
-                AND i.status NOT IN ('canceled', 'expired'))
+                AND i.status NOT IN ('canceled', 'expired') AND NOT i.timed_out)
             SELECT ${columns(sql)}, i.user_id, i.webhook_id, i.service_id FROM i`
       })(id)
 
@@ -250,7 +272,7 @@ export class InteractionsRepo extends Context.Service<InteractionsRepo, {
         sql`
           SELECT i.id, i.expires_at FROM interactions i
           WHERE i.status = 'pending' AND NOT EXISTS (
-            SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id)`
+            SELECT 1 FROM cluster_messages m WHERE m.entity_type = 'Prompt' AND m.entity_id = i.id AND m.tag = 'Expire')`
     })
 
     const retireAlerts = retireAlertsOf(sql, "interaction")

@@ -40,12 +40,17 @@ const askMessage = (prompt: Interaction, waited: number): string => {
       return `No answer after ${waited} s; the prompt is still pending. Call \`wait\` with id "${prompt.id}" to keep ` +
         "waiting (do not ask again), or `cancel` it if it no longer matters."
     case "replied":
-      return `The person replied: ${prompt.response ?? ""}`
+      return prompt.timedOut
+        ? `Nobody answered before the prompt expired; it resolved with its default reply: ${prompt.response ?? ""} (timedOut).`
+        : `The person replied: ${prompt.response ?? ""}`
     case "canceled":
     case "expired":
       return `The prompt ended without an answer (${prompt.status}). Treat it as a no.`
     default:
-      return `The person answered: ${prompt.status}.`
+      return prompt.timedOut
+        ? `Nobody answered before the prompt expired; it resolved with its default answer: ${prompt.status} (timedOut). ` +
+          "No person decided."
+        : `The person answered: ${prompt.status}.`
   }
 }
 

@@ -14,6 +14,7 @@ import {
   ActivityKeyConflict,
   ActivityPayloadTooLarge,
   AgentNotificationCreated,
+  AnswerMismatch,
   BadRequest,
   Conflict,
   CreateInteractionRequest,
@@ -56,6 +57,7 @@ const WaitSeconds = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX
 /** Every error body a tool can answer, as its route answers it (`_tag` stays off the wire). */
 export const ToolFailure = Schema.Union([
   ValidationFailed,
+  AnswerMismatch,
   BadRequest,
   NotFound,
   Conflict,
@@ -100,7 +102,10 @@ export const Ask = Tool.make("ask", {
     "`yes_no` (yes/no) for a decision; `reply` for a free-text answer (offer `choices` as quick replies). It blocks " +
     `until the person answers or up to waitSeconds (default ${MAX_WAIT_SECONDS}); if no answer came yet it returns ` +
     "the still-pending prompt with its id: call `wait` with that id to keep waiting (never ask the same question " +
-    "again), or `cancel` it when it no longer matters. Treat anything but `approved`/`yes` as a no.",
+    "again), or `cancel` it when it no longer matters. Treat anything but `approved`/`yes` as a no. " +
+    "`defaultOnTimeout` (an answer of the kind: approved/denied, yes/no, or the reply text) is the answer the prompt " +
+    "takes if nobody answers before it expires; the result then says `timedOut: true` — nobody decided. `remind` " +
+    "({everySeconds, times}) pushes the question again while it is pending (null: never; absent: the person's default).",
   parameters: Schema.Struct({
     kind: I.kind,
     title: I.title,
@@ -113,6 +118,8 @@ export const Ask = Tool.make("ask", {
     primaryLabel: I.primaryLabel,
     secondaryLabel: I.secondaryLabel,
     projectId: I.projectId,
+    defaultOnTimeout: I.defaultOnTimeout,
+    remind: I.remind,
     waitSeconds: Schema.optionalKey(WaitSeconds)
   }),
   success: InteractionCreated,

@@ -23,10 +23,12 @@ import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { NotificationsRepo } from "./Repo.ts"
 
-const sentMessage = (accepted: number, devices: number, queued: number): string => {
+const sentMessage = (accepted: number, devices: number, queued: number, held: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices."
+  if (held === devices) return "Saved to the inbox; held for the person's quiet hours (summarised when they end)."
   const parts = [`Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
   if (queued > 0) parts.push(`${queued} queued for retry.`)
+  if (held > 0) parts.push(`${held} held for quiet hours.`)
   return parts.join(" ")
 }
 
@@ -64,7 +66,8 @@ export class Notifications extends Context.Service<Notifications, {
         imageUrl: input.imageUrl ?? null,
         url: input.url ?? null,
         projectId: input.projectId ?? null,
-        appId: input.appId ?? null
+        appId: input.appId ?? null,
+        priority: input.priority ?? null
       }
       const message = alertMessage({
         ref: `notification:${id}`,
@@ -112,7 +115,8 @@ export class Notifications extends Context.Service<Notifications, {
           origin: "notification" as const,
           itemId: id,
           purpose: "alert" as const,
-          message
+          message,
+          ...(input.priority !== undefined ? { priority: input.priority } : {})
         })), { sendNow: true })
       })
       // From the write on, the request runs to its end even if the caller goes
@@ -124,11 +128,15 @@ export class Notifications extends Context.Service<Notifications, {
         Effect.uninterruptible
       )
       // Optional fields the caller did not set stay off the record (`appId` is not nullable).
-      const { appId, tokenId: _token, sourceName: _source, userId: _user, ...shown } = notification
+      const { appId, priority, tokenId: _token, sourceName: _source, userId: _user, ...shown } = notification
       return new AgentNotificationCreated({
-        notification: new AgentNotification({ ...shown, ...(appId !== null ? { appId } : {}) }),
+        notification: new AgentNotification({
+          ...shown,
+          ...(appId !== null ? { appId } : {}),
+          ...(priority !== null ? { priority } : {})
+        }),
         accepted: summary.accepted,
-        message: sentMessage(summary.accepted, devices.length, summary.queued)
+        message: sentMessage(summary.accepted, devices.length, summary.queued, summary.held ?? 0)
       })
     }, Effect.withSpan("Notifications.send"))
 

@@ -19,6 +19,7 @@ export interface NewNotification {
   readonly url: string | null
   readonly projectId: string | null
   readonly appId: string | null
+  readonly priority: "low" | "normal" | "high" | "critical" | null
   /** The same instant as its inbox copy and feed entry. */
   readonly createdAt: string
 }

@@ -24,6 +24,7 @@ import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
+import { PageMail } from "../email/PageMail.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { AuditTrail } from "../teams/AuditTrail.ts"
 import type { AuditActor } from "../teams/AuditTrail.ts"
@@ -76,6 +77,7 @@ export class PageSteps extends Context.Service<PageSteps, {
     const inbox = yield* InboxWrites
     const feed = yield* ActivityFeed
     const audit = yield* AuditTrail
+    const pageMail = yield* PageMail
 
     const nowIso = Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (ms) => new Date(ms).toISOString())
 
@@ -97,12 +99,16 @@ export class PageSteps extends Context.Service<PageSteps, {
           interruptionLevel: "time-sensitive"
         })
         const devices = yield* targeting.activeOf(fresh)
+        // Who has no active device is mailed instead, when their e-mail channel takes pages (email/PageMail.ts).
+        yield* pageMail.queue(page, groupName, fresh.filter((userId) => !devices.some((d) => d.userId === userId)))
         const receipts = yield* outbox.enqueue(devices.map((d) => ({
           userId: d.userId,
           deviceId: d.id,
           origin: "page" as const,
           itemId: page.id,
           purpose: "alert" as const,
+          // A page breaks through quiet hours (quiet/QuietGate.ts).
+          priority: "critical" as const,
           message
         })), { sendNow: true })
         // Filed once per person (a later step finds the copy there).

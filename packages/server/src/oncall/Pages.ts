@@ -48,12 +48,18 @@ export interface PageInput {
   readonly dedupKey?: string | undefined
 }
 
+/** Who a page is created for without a token (a silent service's dead-man's switch: watch/WatchAlerts.ts). */
+export interface PageCreator {
+  readonly userId: string
+  readonly tokenId: null
+}
+
 export type PageOutcomeValue = PageCreated | PageDeduplicated
 
 export class Pages extends Context.Service<Pages, {
   /** Pages the group (`dedupKey` falls back to `idempotencyKey`): 201 created or 200 absorbed. */
   readonly create: (
-    agent: AgentPrincipal,
+    agent: AgentPrincipal | PageCreator,
     actor: AuditActor,
     groupId: string,
     input: PageInput,
@@ -100,7 +106,7 @@ export class Pages extends Context.Service<Pages, {
       })
 
     const create = Effect.fn("Pages.create")(function*(
-      agent: AgentPrincipal,
+      agent: AgentPrincipal | PageCreator,
       actor: AuditActor,
       groupId: string,
       input: PageInput,

@@ -77,16 +77,16 @@ interface Plan {
 }
 
 /** The local wall clock of an instant in a zone, as "UTC" milliseconds (for comparing wall times). */
-const wallClock = (at: number, zone: DateTime.TimeZone.Named): number => {
+export const wallClock = (at: number, zone: DateTime.TimeZone.Named): number => {
   const p = DateTime.toParts(DateTime.makeZonedUnsafe(at, { timeZone: zone }))
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second, p.millisecond)
 }
 
 /** The local calendar day (days since the epoch) of an instant in a zone. */
-const localDay = (at: number, zone: DateTime.TimeZone.Named): number => Math.floor(wallClock(at, zone) / DAY_MS)
+export const localDay = (at: number, zone: DateTime.TimeZone.Named): number => Math.floor(wallClock(at, zone) / DAY_MS)
 
-/** The instant of `hour:minute` local time on local calendar day `day`. */
-const handoffOn = (zone: DateTime.TimeZone.Named, day: number, hour: number, minute: number): number => {
+/** The instant of `hour:minute` local time on local calendar day `day` (DST rules above; quiet hours use it too). */
+export const handoffOn = (zone: DateTime.TimeZone.Named, day: number, hour: number, minute: number): number => {
   const date = new Date(day * DAY_MS)
   const parts = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour, minute }
   const wanted = Date.UTC(parts.year, parts.month - 1, parts.day, hour, minute)

@@ -93,6 +93,26 @@ const buildAlert = (alert: AlertContent): PushMessage => {
 }
 
 /**
+ * An alert made quiet (quiet hours, mode `silent`): shown without sound and
+ * at the passive interruption level on iOS (no screen wake, no banner), as a
+ * normal-priority FCM message with a low-priority notification on Android;
+ * `interruptionLevel: passive` tells the apps (and a browser) the same.
+ */
+export const quietAlert = (message: PushMessage): PushMessage => {
+  const { sound: _sound, ...aps } = (message.apns.aps ?? {}) as Record<string, unknown>
+  const herald = (message.apns.herald ?? {}) as Record<string, unknown>
+  return {
+    ...message,
+    apns: { ...message.apns, aps: { ...aps, "interruption-level": "passive" }, herald: { ...herald, interruptionLevel: "passive" } },
+    fcm: {
+      ...message.fcm,
+      data: { ...message.fcm.data, interruptionLevel: "passive" },
+      android: { ...message.fcm.android, priority: "normal", notificationPriority: "low" }
+    }
+  }
+}
+
+/**
  * The silent removal command: an APNs background push (priority 5, as Apple
  * requires for `content-available`) and an FCM data message, both naming the
  * collapse id of the alert to remove.

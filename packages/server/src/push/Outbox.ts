@@ -19,11 +19,13 @@
  * table; another beats the node's heartbeat. Nothing holds a connection while
  * a provider answers (the embedded database has one). SQL: `OutboxRepo.ts`.
  */
+import type { AlertPriority } from "@herald/api"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Random, Ref, Semaphore } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { batched } from "../db/Batching.ts"
 import { OutboxConfig } from "../config/OutboxConfig.ts"
 import { makeId } from "../lib/Ids.ts"
+import { HELD_PREFIX, QuietGate } from "../quiet/QuietGate.ts"
 import { OutboxRepo } from "./OutboxRepo.ts"
 import type { Claimed, ReceiptRow, Result } from "./OutboxRepo.ts"
 import { backoffDelay, PushGateway } from "./PushGateway.ts"
@@ -36,6 +38,12 @@ export interface NewPush {
   readonly itemId: string
   readonly purpose: "alert" | "withdraw"
   readonly message: PushMessage
+  /**
+   * How much this alert may interrupt (absent = `normal`): `critical` breaks
+   * through the person's quiet hours; the others are delivered silently or
+   * held per their choice (quiet/*). Withdraws ignore it.
+   */
+  readonly priority?: AlertPriority
 }
 
 export interface SendSummary {
@@ -45,6 +53,8 @@ export interface SendSummary {
   readonly failed: number
   /** Receipts still queued (transient failure, or not answered within the wait). */
   readonly queued: number
+  /** Pushes held for the person's quiet hours (summarised when they end; quiet/QuietGate.ts); absent when none. */
+  readonly held?: number
 }
 
 /**
@@ -126,6 +136,7 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
   static readonly layerNoDeps = Layer.effect(Outbox, Effect.gen(function*() {
     const repo = yield* OutboxRepo
     const gateway = yield* PushGateway
+    const quiet = yield* QuietGate
     const config = yield* OutboxConfig
     const node = yield* makeId("rcp")
     const permits = yield* Semaphore.make(config.concurrency)
@@ -143,9 +154,16 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
       })
 
     // No span: the rows join the caller's unit of work, whose statement has its own.
+    // Quiet hours apply here, to every push (quiet/QuietGate.ts): a held push gets an id that no receipt has.
     const enqueue = (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) =>
-      pushes.length === 0 ? Effect.succeed([]) : Effect.flatMap(receiptRows(pushes, options), (rows) =>
-        Effect.as(repo.insertReceipts(rows), rows.map((r) => r.id)))
+      pushes.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
+        const gated = yield* quiet.apply(pushes, yield* Clock.currentTimeMillis)
+        const sending = gated.flatMap((g) => "push" in g ? [g.push] : [])
+        const rows = yield* receiptRows(sending, options)
+        yield* repo.insertReceipts(rows)
+        let next = 0
+        return gated.map((g) => "push" in g ? rows[next++]!.id : g.heldId)
+      })
 
     // Concurrent requests claim their receipts in one statement.
     const claimIds = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<string>>) =>
@@ -229,9 +247,11 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
 
     // Built once: `Effect.withSpan(name)` captures a stack trace each time it is called.
     const sendNowSpan = Effect.withSpan("Outbox.sendNow")
-    const sendNow = (receiptIds: ReadonlyArray<string>) =>
+    const sendNow = (ids: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const tally = yield* Ref.make<SendSummary>({ accepted: 0, failed: 0, queued: receiptIds.length })
+        const receiptIds = ids.filter((id) => !id.startsWith(HELD_PREFIX))
+        const held = ids.length - receiptIds.length
+        const tally = yield* Ref.make<SendSummary>({ accepted: 0, failed: 0, queued: receiptIds.length, ...(held > 0 ? { held } : {}) })
         if (config.paused || receiptIds.length === 0) return yield* Ref.get(tally)
         // Claim and sends run in the outbox's scope: a caller that stops
         // waiting (or disconnects) interrupts neither, so no claim is left
@@ -282,6 +302,6 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     })
   }))
 
-  /** Needs `PushGateway` and `SqlClient`. */
-  static readonly layer = Outbox.layerNoDeps.pipe(Layer.provide([OutboxConfig.layer, OutboxRepo.layer]))
+  /** Needs `PushGateway`, `SqlClient` and `PgClient`. */
+  static readonly layer = Outbox.layerNoDeps.pipe(Layer.provide([OutboxConfig.layer, OutboxRepo.layer, QuietGate.layer]))
 }

@@ -36,6 +36,8 @@ export interface FcmAndroidOptions {
   readonly priority: "high" | "normal"
   readonly collapseKey?: string
   readonly ttlSeconds?: number
+  /** The notification's own priority on the device (`low`: no sound or heads-up; quiet hours' silent alerts). */
+  readonly notificationPriority?: "low"
 }
 
 export interface PushMessage {
@@ -132,6 +134,7 @@ export interface FcmTokenMessage {
     readonly collapseKey?: string
     /** Milliseconds, as firebase-admin takes it (sent as `"<seconds>s"`). */
     readonly ttl?: number
+    readonly notification?: { readonly priority: "low" }
   }
 }
 
@@ -146,7 +149,8 @@ export const toFcmMessage = (target: PushTarget, message: PushMessage): FcmToken
         android: {
           priority: android.priority,
           ...(android.collapseKey !== undefined ? { collapseKey: android.collapseKey } : {}),
-          ...(android.ttlSeconds !== undefined ? { ttl: Math.max(0, Math.round(android.ttlSeconds)) * 1000 } : {})
+          ...(android.ttlSeconds !== undefined ? { ttl: Math.max(0, Math.round(android.ttlSeconds)) * 1000 } : {}),
+          ...(android.notificationPriority !== undefined ? { notification: { priority: android.notificationPriority } } : {})
         }
       }
       : {})

@@ -69,6 +69,8 @@ import { ClusterLayer } from "../cluster/Cluster.ts"
 import { ActivityConfig } from "../config/ActivityConfig.ts"
 import { OncallConfig } from "../config/OncallConfig.ts"
 import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
+import { Reminders } from "../interactions/Reminders.ts"
+import { PersonRemindersHandlers } from "../interactions/remindersHttp.ts"
 import { Interactions } from "../interactions/Interactions.ts"
 import { PromptLive } from "../interactions/PromptBehaviour.ts"
 import { InteractionsRepo } from "../interactions/Repo.ts"
@@ -93,6 +95,11 @@ import { Domains } from "../teams/Domains.ts"
 import { TeamDomainHandlers } from "../teams/domainHttp.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
 import { PageLive } from "../oncall/PageBehaviour.ts"
+import { WatchAlerts } from "../watch/WatchAlerts.ts"
+import { DeliveryWatchLive } from "../watch/WatchBehaviour.ts"
+import { WatchRepo } from "../watch/WatchRepo.ts"
+import { ConnectorWatch } from "../watch/ConnectorWatch.ts"
+import { ConnectorWatchRepo } from "../watch/ConnectorWatchRepo.ts"
 import { Pages } from "../oncall/Pages.ts"
 import { PersonPagesHandlers } from "../oncall/pagesAppHttp.ts"
 import { PagesHandlers } from "../oncall/pagesHttp.ts"
@@ -122,6 +129,11 @@ import {
 } from "../oauth/http.ts"
 import { OAuthLayer } from "../oauth/layer.ts"
 import { OAuthSignInHandlers } from "../oauth/signInHttp.ts"
+import { PersonQuietHoursHandlers } from "../quiet/appHttp.ts"
+import { QuietLayer } from "../quiet/layer.ts"
+import { AnswerRoutes } from "../email/AnswerPage.ts"
+import { PersonEmailChannelHandlers } from "../email/appHttp.ts"
+import { PageEmailLayer, PromptEmailLayer } from "../email/layer.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
@@ -136,7 +148,10 @@ const AppRoutes = HttpApiBuilder.layer(AppApi, { openapiPath: "/api/app/openapi.
   Layer.provide([PersonInvitesHandlers, PersonAppsHandlers, PersonPagesHandlers, PersonConnectorsHandlers]),
   // The console's reads (issue 32): inbox and its live stream, teams, on-call, mini-app install pages.
   Layer.provide([PersonInboxHandlers, PersonTeamsHandlers, PersonOncallHandlers, PersonMiniAppsHandlers]),
-  Layer.provide([SignInHandlers, PersonPasskeysHandlers, PersonSessionsHandlers])
+  Layer.provide([SignInHandlers, PersonPasskeysHandlers, PersonSessionsHandlers]),
+  Layer.provide(PersonQuietHoursHandlers),
+  Layer.provide(PersonRemindersHandlers),
+  Layer.provide(PersonEmailChannelHandlers)
 )
 
 const HooksRoutes = HttpApiBuilder.layer(HooksApi, { openapiPath: "/hooks/openapi.json" }).pipe(
@@ -154,7 +169,7 @@ const DocsRoutes = DocsPages
 
 const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
 
-const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(Layer.provide(AppConfig.layer))).pipe(
+const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(Layer.provide([AppConfig.layer, ClusterLayer]))).pipe(
   Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer, DeviceTargeting.layer, UnitOfWork.layer))
 )
 
@@ -162,6 +177,10 @@ const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(L
 const PromptsLayer = Interactions.layerNoDeps.pipe(
   Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive)),
   Layer.provideMerge(Transitions.layer),
+  // Reminders of pending prompts: what the entity's Remind timer runs and where a new prompt's default comes from.
+  Layer.provideMerge(Reminders.layer),
+  // The e-mail channel: what the entity's EmailFallback timer runs, the person's settings (email/).
+  Layer.provideMerge(PromptEmailLayer),
   Layer.provideMerge(PromptWakeups.layer),
   Layer.provideMerge(LiveActivities.layerNoDeps),
   Layer.provideMerge(Layer.mergeAll(DevicePacing.layer, ResidentActivities.layer)),
@@ -181,8 +200,17 @@ const TeamsLayer = Layer.mergeAll(
 /** On-call pages: the service and its entity (one actor per page, durable escalation timers) on the cluster runtime. */
 const PagesLayer = Layer.mergeAll(Pages.layerNoDeps, PageLive).pipe(
   Layer.provideMerge(PageSteps.layer),
+  // A paged person without an active device is mailed (email/PageMail.ts).
+  Layer.provideMerge(PageEmailLayer),
   Layer.provideMerge(Layer.mergeAll(PagesRepo.layer, GroupsRepo.layer)),
   Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, Membership.layer, AuditTrail.layer, AppAccess.layer, OncallConfig.layer))
+)
+
+/** The dead-man's switch of webhook services: one actor per watched service, its alerts (watch/). */
+const WatchLayer = DeliveryWatchLive.pipe(
+  Layer.provideMerge(WatchAlerts.layerNoDeps),
+  Layer.provide(Layer.mergeAll(ConnectorWatch.layer, WatchRepo.layer, ConnectorWatchRepo.layer)),
+  Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, PagesLayer))
 )
 
 /** Mini-app packages: publish and reads, and the signing keys. */
@@ -207,14 +235,18 @@ export const CapabilitiesLayer = Layer.mergeAll(
   WebPushKeys.layer,
   TeamsLayer,
   PagesLayer,
+  WatchLayer,
   OncallGroups.layer,
   MiniAppsLayer,
   MiniAppReviewLayer,
-  ConnectorsLayer,
+  // With the heartbeat watch's settings (watch/ConnectorWatch.ts: its timers are the cluster's).
+  ConnectorsLayer.pipe(Layer.provideMerge(ConnectorWatch.layer), Layer.provide(ClusterLayer)),
   // Sign-in: browser sessions, one-time links, e-mailed links, passkeys (auth/layer.ts).
   SignInLayer.pipe(Layer.provide(MessagingLayer)),
   OAuthLayer.pipe(Layer.provide(MessagingLayer)),
   McpSessions.layer.pipe(Layer.provide(MessagingLayer)),
+  // Quiet hours: settings, the per-process cache the outbox reads, the summaries of held pushes (quiet/).
+  QuietLayer.pipe(Layer.provide(MessagingLayer)),
   // Read by the operator routes and the metrics listener (http/Ops.ts, MetricsListener.ts).
   MetricsConfig.layer
 ).pipe(
@@ -230,7 +262,7 @@ export const CapabilitiesLayer = Layer.mergeAll(
 const EdgeLayer = EdgeMiddleware.pipe(Layer.provide(AddressThrottleMiddleware))
 
 /** All routes of the service (the person's console among them: console/), with their middleware, needing only a migrated database and its capabilities. */
-export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, ConsoleRoutes, MetricsAtZeroLayer, EdgeLayer).pipe(
+export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, OAuthRoutes, McpRoutes, DocsRoutes, OpsRoutes, ConsoleRoutes, AnswerRoutes, MetricsAtZeroLayer, EdgeLayer).pipe(
   Layer.provide([AgentAuthLive, PersonAuthLive, RequestErrorsLive])
 )
 

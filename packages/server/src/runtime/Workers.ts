@@ -27,9 +27,14 @@ import { LiveActivities } from "../activities/LiveActivities.ts"
 import { SWEEP_INTERVAL as ACTIVITY_SWEEP_INTERVAL } from "../activities/Sweeper.ts"
 import { AuditRetention } from "../teams/AuditRetention.ts"
 import { Pages } from "../oncall/Pages.ts"
+import { ConnectorWatch } from "../watch/ConnectorWatch.ts"
+import { WatchSettings } from "../watch/WatchSettings.ts"
 import { OAuthSweep } from "../oauth/Sweep.ts"
 import { McpSessions } from "../mcp/McpSessions.ts"
 import { TableMaintenance } from "../db/TableMaintenance.ts"
+import { QuietGate } from "../quiet/QuietGate.ts"
+import { Summaries as QuietSummaries } from "../quiet/Summaries.ts"
+import { MailOutbox } from "../email/MailOutbox.ts"
 import * as Worker from "./Worker.ts"
 
 // ── push (outbox drain, node heartbeat) ─────────────────────────────────────
@@ -46,6 +51,25 @@ export const OutboxWorkers = Layer.unwrap(Effect.map(Outbox, (outbox) =>
       ? Layer.effectDiscard(Effect.logWarning("push delivery is paused (HERALD_PUSH_PAUSED): pushes are queued, none are sent"))
       : Worker.loop("push-outbox-drain", outbox.drain)
   )))
+
+/**
+ * Quiet hours (quiet/): the settings listener, one connection's life per run
+ * (PostgreSQL only: other processes' changes reach this process's cache), and
+ * the summaries of held pushes, a pass every few seconds or when woken.
+ */
+export const QuietWorkers = Layer.unwrap(Effect.gen(function*() {
+  const gate = yield* QuietGate
+  const summaries = yield* QuietSummaries
+  return Layer.mergeAll(
+    gate.enabled ? Worker.loop("quiet-hours-listener", gate.listen) : Layer.empty,
+    Worker.loop("quiet-hours-summaries", summaries.loop)
+  )
+}))
+
+// ── e-mail channel (mail outbox) ─────────────────────────────────────────────
+
+/** The e-mail channel's outbox: due mails sent, woken after they are queued, else polling (email/MailOutbox.ts). */
+export const MailWorkers = Layer.unwrap(Effect.map(MailOutbox, (outbox) => Worker.loop("mail-outbox", outbox.drain)))
 
 // ── auth (revocation poll, lastUsedAt flush) ────────────────────────────────
 
@@ -146,6 +170,17 @@ export const ActivityWorkers = Layer.unwrap(Effect.map(LiveActivities, (activiti
 export const PageWorkers = Layer.unwrap(Effect.map(Pages, (pages) =>
   Worker.once("page-deadlines", pages.rescheduleDeadlines)))
 
+/**
+ * The dead-man's switch: the timer of every watched service a crash left
+ * unstored (between a watch's save and its timer, or a delivery ending a
+ * silence and its check); each is keyed by its due time, so one stored is left.
+ */
+export const WatchWorkers = Layer.unwrap(Effect.gen(function*() {
+  const services = yield* WatchSettings
+  const connectors = yield* ConnectorWatch
+  return Worker.once("watch-deadlines", Effect.andThen(services.rearmAll, connectors.rearmAll))
+}))
+
 // ── webhooks (delivery worker) ──────────────────────────────────────────────
 
 /**
@@ -193,6 +228,8 @@ export const TableMaintenanceWorker = Layer.unwrap(Effect.map(TableMaintenance, 
 export const WorkersLayer = Layer.mergeAll(
   // push
   OutboxWorkers,
+  QuietWorkers,
+  MailWorkers,
   // auth
   CredentialsWorkers,
   SignInWorkers,
@@ -210,6 +247,7 @@ export const WorkersLayer = Layer.mergeAll(
   ActivityWorkers,
   // on-call
   PageWorkers,
+  WatchWorkers,
   // webhooks
   DeliveriesWorkers,
   // teams

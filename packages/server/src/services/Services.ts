@@ -14,9 +14,18 @@
  * and a member has their inbox copy. A change to a shared service is one
  * entry in the family's audit log, written in the change's transaction.
  */
-import { AgentService, AgentServiceWithWebhookUrl, EventList, Forbidden, NotFound, ServiceCreated } from "@herald/api"
+import {
+  AgentService,
+  AgentServiceWithWebhookUrl,
+  EventList,
+  Forbidden,
+  NotFound,
+  ServiceCreated,
+  UnsupportedMediaType,
+  ValidationFailed
+} from "@herald/api"
 import type { CurrentAgent, LimitReached } from "@herald/api"
-import type { CreateServiceRequest, InboundJson, UpdateServiceRequest } from "@herald/api"
+import type { CreateServiceRequest, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { RateLimiter } from "../billing/RateLimiter.ts"
@@ -26,12 +35,17 @@ import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
-import { alertMessage } from "../push/Alerts.ts"
+import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { AuditTrail, agentActor } from "../teams/AuditTrail.ts"
 import { Membership } from "../teams/Membership.ts"
 import { ServicesRepo } from "./Repo.ts"
 import type { AccessRow } from "./Repo.ts"
+import { alertCollapseId } from "./inbound/AlertIdentity.ts"
+import type { InboundRequest } from "./inbound/Inbound.ts"
+import { Refusal } from "./inbound/Inbound.ts"
+import { mapDelivery } from "./inbound/Mapping.ts"
+import { WatchSettings } from "../watch/WatchSettings.ts"
 
 const notFound = new NotFound({ error: "Service not found." })
 // A workplace team is not a family: the same 404 as a family the caller is not in.
@@ -51,10 +65,10 @@ export class Services extends Context.Service<Services, {
   readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound | Forbidden, CurrentAgent>
   readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound | Forbidden, CurrentAgent>
   readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound | Forbidden>
-  /** An inbound delivery to the service whose webhook token this is. */
-  readonly deliver: (token: string, input: InboundJson) => Effect.Effect<
+  /** An inbound delivery to the service whose webhook token this is, read by its format (inbound/Mapping.ts). */
+  readonly deliver: (token: string, request: InboundRequest) => Effect.Effect<
     { readonly eventId: string; readonly rateLimit: Decision | undefined },
-    NotFound | DeliveryThrottled
+    NotFound | DeliveryThrottled | ValidationFailed | UnsupportedMediaType
   >
   readonly events: (userId: string, limit: number) => Effect.Effect<EventList>
 }>()("herald/Services") {
@@ -68,6 +82,7 @@ export class Services extends Context.Service<Services, {
     const membership = yield* Membership
     const audit = yield* AuditTrail
     const { publicUrl } = yield* AppConfig
+    const watches = yield* WatchSettings
 
     // A service's default reply webhook must be one of the account's, like any id a body names. One
     // deleted between this check and the write breaks the foreign key: the same 404 (db/ForeignKeys.ts).
@@ -91,17 +106,24 @@ export class Services extends Context.Service<Services, {
 
     const create = Effect.fn("Services.create")(function*(userId: string, input: CreateServiceRequest) {
       yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
+      yield* watches.check(userId, input.watch)
       const token = generateSecret("hlw")
       const id = yield* makeId("svc")
-      const row = yield* repo.insert({
+      // The service and its watch (docs/dead-mans-switch.md) commit together; the watch's timer after.
+      const row = yield* repo.inTransaction(Effect.tap(repo.insert({
         id,
         userId,
         title: input.title,
         imageUrl: input.imageUrl ?? null,
         url: input.url ?? null,
         defaultReplyWebhookId: input.defaultReplyWebhookId ?? null,
-        tokenHash: hashSecret(token)
-      }).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
+        tokenHash: hashSecret(token),
+        format: input.format ?? null,
+        template: input.template ?? null
+      }), () => input.watch == null ? Effect.void : watches.save(id, input.watch))).pipe(
+        Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound))
+      )
+      if (input.watch != null) yield* watches.arm(id)
       return created(row, token)
     })
 
@@ -138,10 +160,19 @@ export class Services extends Context.Service<Services, {
         // The reply webhook is the creator's: a family owner renames, it does not reroute outcomes.
         if (input.defaultReplyWebhookId !== undefined && row.userId !== userId) return yield* creatorOnly("set its reply webhook")
         yield* checkReplyWebhook(userId, input.defaultReplyWebhookId)
-        const updated = yield* Effect.flatMap(repo.update(id, input), found)
+        const { watch, ...fields } = input
+        if (watch !== undefined) {
+          if (row.userId !== userId) return yield* creatorOnly("set its watch")
+          yield* watches.check(userId, watch)
+          yield* watches.save(id, watch)
+        }
+        const updated = yield* Effect.flatMap(repo.update(id, fields), found)
         yield* recordChange(row.familyId, id, "service.updated", { fields: Object.keys(input), title: updated.title })
         return updated
-      })).pipe(Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)))
+      })).pipe(
+        Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)),
+        Effect.tap(() => input.watch === undefined ? Effect.void : watches.arm(id))
+      )
     })
 
     const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
@@ -180,13 +211,20 @@ export class Services extends Context.Service<Services, {
       return created(yield* Effect.flatMap(repo.setTokenHash(userId, id, hashSecret(token)), found), token)
     })
 
-    const deliver = Effect.fn("Services.deliver")(function*(token: string, input: InboundJson) {
+    const refused = (refusal: Refusal) =>
+      refusal.status === 415
+        ? new UnsupportedMediaType({ error: refusal.message })
+        : new ValidationFailed({ error: refusal.message, issues: refusal.issues })
+
+    const deliver = Effect.fn("Services.deliver")(function*(token: string, request: InboundRequest) {
       // Every token, well-formed or not, costs the same: one hash, one indexed lookup.
       const service = yield* repo.findByTokenHash(hashSecret(token))
       if (service === undefined) return yield* new NotFound({ error: "Unknown webhook." })
-      // A URL leaked to a looping sender must not flood the database and the phones.
+      // A URL leaked to a looping sender must not flood the database and the phones (nor this parser).
       const { allowed, reported } = yield* limiter.takeSend(service.id, yield* Clock.currentTimeMillis)
       if (!allowed) return yield* new DeliveryThrottled({ decision: reported! })
+      const input = mapDelivery(request, service)
+      if (input instanceof Refusal) return yield* refused(input)
       // The creator and, when shared, each accepted member of the family: one inbox copy each (its
       // own read state) and a push to each of their active devices.
       const recipients = [...new Set([service.userId, ...service.familyMemberIds])]
@@ -196,19 +234,33 @@ export class Services extends Context.Service<Services, {
       const title = input.title ?? service.title
       const preview = previewOf(input.body, "text")
       const url = input.url ?? service.url
-      // A service deleted since it was read: the event has nowhere to go, as for an unknown token.
-      const receipts = yield* unit.commit(Effect.gen(function*() {
+      // An alert's firing pushes share a collapse id, so a repeat replaces the last on the phone; what a
+      // resolved delivery withdraws is named by it. Anything else collapses on its own id.
+      const alertCollapse = input.alertKey === null ? null : alertCollapseId(service.id, input.alertKey)
+      const firing = alertCollapse !== null && input.state === "firing"
+      const write = Effect.gen(function*() {
+        // A resolved alert leaves the trays of the devices that got it; its queued pushes are dropped.
+        const withdrawFrom = alertCollapse !== null && input.state === "resolved"
+          ? yield* repo.resolveAlert(service.id, input.alertKey!)
+          : []
         yield* repo.insertEvent({
           id,
           userId: service.userId,
           serviceId: service.id,
           serviceTitle: service.title,
-          title: input.title ?? null,
+          title: input.title,
           body: input.body,
-          imageUrl: input.imageUrl ?? null,
-          url: input.url ?? null,
-          createdAt
+          imageUrl: input.imageUrl,
+          url: input.url,
+          createdAt,
+          format: input.format,
+          priority: input.priority,
+          alertKey: input.alertKey,
+          state: input.state,
+          payload: input.payload,
+          alertOpen: firing
         })
+        yield* watches.delivered(service.id, service.deliveryWatch, createdAt)
         yield* inbox.add(recipients.map((userId) => ({
           userId,
           origin: "event" as const,
@@ -223,24 +275,44 @@ export class Services extends Context.Service<Services, {
         })))
         const message = alertMessage({
           ref: `event:${id}`,
-          collapseId: id,
+          collapseId: firing ? alertCollapse : id,
           title,
           body: preview,
           url,
           imageUrl: input.imageUrl ?? service.imageUrl,
           threadId: null
         })
-        return yield* outbox.enqueue(devices.map((device) => ({
-          userId: device.userId,
-          deviceId: device.id,
-          origin: "event" as const,
-          itemId: id,
-          purpose: "alert" as const,
-          message
-        })))
-      })).pipe(Effect.catchTag("MissingReference", () => Effect.fail(new NotFound({ error: "Unknown webhook." }))))
+        const withdraw = withdrawFrom.length > 0 ? withdrawMessage(alertCollapse!) : undefined
+        return yield* outbox.enqueue([
+          ...withdrawFrom.map((device) => ({
+            userId: device.userId,
+            deviceId: device.deviceId,
+            origin: "event" as const,
+            itemId: id,
+            purpose: "withdraw" as const,
+            message: withdraw!
+          })),
+          ...devices.map((device) => ({
+            userId: device.userId,
+            deviceId: device.id,
+            origin: "event" as const,
+            itemId: id,
+            purpose: "alert" as const,
+            message,
+            priority: input.priority
+          }))
+        ])
+      })
+      // A resolved alert reads before it writes: one transaction (the only delivery that costs a statement
+      // more). Everything else is the one unit-of-work statement it always was.
+      const receipts = yield* (input.state === "resolved" && alertCollapse !== null
+        ? repo.inTransaction(unit.commit(write))
+        : unit.commit(write)).pipe(
+          Effect.catchTag("MissingReference", () => Effect.fail(new NotFound({ error: "Unknown webhook." })))
+        )
       // The sender is not kept waiting for providers: the outbox's worker sends.
       if (receipts.length > 0) yield* outbox.wake
+      yield* watches.afterDelivery(service.id, service.deliveryWatch)
       return { eventId: id, rateLimit: reported }
     })
 
@@ -258,6 +330,8 @@ export class Services extends Context.Service<Services, {
   }))
 
   static readonly layer = Services.layerNoDeps.pipe(
-    Layer.provide([ServicesRepo.layer, DeviceTargeting.layer, UnitOfWork.layer, Membership.layer, AuditTrail.layer])
+    Layer.provide([ServicesRepo.layer, DeviceTargeting.layer, UnitOfWork.layer, Membership.layer, AuditTrail.layer]),
+    // The handlers read it too (each record's `watch`).
+    Layer.provideMerge(WatchSettings.layer)
   )
 }

@@ -1,26 +1,40 @@
 /** Agent API handlers of webhook services and of history (events and the activity feed). */
-import { AgentApi, CurrentAgent, ok, ServiceList } from "@herald/api"
+import { AgentApi, CurrentAgent, ok, ServiceCreated, ServiceList } from "@herald/api"
+import type { AgentService } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { WatchSettings } from "../watch/WatchSettings.ts"
 import { Services } from "./Services.ts"
 
 export const ServicesHandlers = HttpApiBuilder.group(AgentApi, "services", Effect.fn(function*(handlers) {
   const services = yield* Services
+  const watches = yield* WatchSettings
+  // Every record carries its dead-man's switch (`watch`, null when none): docs/dead-mans-switch.md.
+  const withWatch = <S extends AgentService>(service: S) => Effect.map(watches.attach([service]), ([s]) => s!)
   return handlers
     .handle("list", () =>
       Effect.flatMap(CurrentAgent, (agent) => services.list(agent.userId)).pipe(
+        Effect.flatMap(watches.attach),
         Effect.map((items) => new ServiceList({ items }))
       ))
-    .handle("create", ({ payload }) => Effect.flatMap(CurrentAgent, (agent) => services.create(agent.userId, payload)))
-    .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.get(agent.userId, params.id)))
+    .handle("create", ({ payload }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.create(agent.userId, payload)).pipe(
+        Effect.flatMap((created) =>
+          Effect.map(withWatch(created.service), (service) => new ServiceCreated({ ...created, service })))
+      ))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.get(agent.userId, params.id)).pipe(Effect.flatMap(withWatch)))
     .handle("update", ({ params, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => services.update(agent.userId, params.id, payload)))
+      Effect.flatMap(CurrentAgent, (agent) => services.update(agent.userId, params.id, payload)).pipe(Effect.flatMap(withWatch)))
     .handle("remove", ({ params }) =>
       Effect.flatMap(CurrentAgent, (agent) => services.remove(agent.userId, params.id)).pipe(Effect.as(ok)))
     .handle("share", ({ params, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => services.share(agent.userId, params.id, payload.familyId)))
-    .handle("rotate", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.rotate(agent.userId, params.id)))
+      Effect.flatMap(CurrentAgent, (agent) => services.share(agent.userId, params.id, payload.familyId)).pipe(Effect.flatMap(withWatch)))
+    .handle("rotate", ({ params }) =>
+      Effect.flatMap(CurrentAgent, (agent) => services.rotate(agent.userId, params.id)).pipe(
+        Effect.flatMap((created) =>
+          Effect.map(withWatch(created.service), (service) => new ServiceCreated({ ...created, service })))
+      ))
 }))
 
 /** decisions.md: GET /events `limit` defaults to 50. */

@@ -20,6 +20,9 @@ const chatLine = (type: ReplyEventType, i: Interaction): string => oneLine(chatT
 const chatText = (type: ReplyEventType, i: Interaction): string => {
   switch (type) {
     case "interaction.answered":
+      if (i.timedOut) {
+        return `${quoted(i.title)} timed out unanswered; default answer: ${i.kind === "reply" ? i.response ?? "" : `${i.status}.`}`
+      }
       return i.kind === "reply"
         ? `${quoted(i.title)} was answered: ${i.response ?? ""}`
         : `${quoted(i.title)} was answered: ${i.status}.`
@@ -34,6 +37,11 @@ const chatText = (type: ReplyEventType, i: Interaction): string => {
 const agentSentence = (type: ReplyEventType, i: Interaction): string => {
   switch (type) {
     case "interaction.answered":
+      // A default answer given at expiry: nobody decided, and the sentence says so.
+      if (i.timedOut) {
+        return `Nobody answered "${i.title}" before it expired; it resolved with its default answer: ` +
+          `${i.kind === "reply" ? i.response ?? "" : i.status} (timed out).`
+      }
       switch (i.status) {
         case "approved":
           return `The person approved "${i.title}". You may proceed.`
@@ -70,6 +78,7 @@ export const eventPayload = (
         interactionId: interaction.id,
         status: interaction.status,
         response: interaction.response,
+        timedOut: interaction.timedOut,
         message: agentSentence(type, interaction)
       })
   }

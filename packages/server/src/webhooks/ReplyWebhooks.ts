@@ -54,7 +54,12 @@ const sampleInteraction = (now: string) => {
     expiresAt: now,
     createdAt: now,
     respondedAt: now,
-    canceledAt: null
+    canceledAt: null,
+    urgent: false,
+    defaultOnTimeout: null,
+    timedOut: false,
+    remind: null,
+    remindersSent: 0
   }, { disableChecks: true })
 }
 

@@ -36,6 +36,9 @@ layer(testServerLayer(), { excludeTestServices: true, timeout: "120 seconds" })(
       const guesser = yield* makePerson("guesser")
       let refusedAt: number | undefined
       let refused: Effect.Success<ReturnType<typeof acceptInvite>> | undefined
+      // The budget refills one guess a second of real time: on a busy machine the loop may earn a few back.
+      const started = Date.now()
+      const earned = () => Math.floor((Date.now() - started) / 1000) + 1
       for (let i = 0; i < 1000 && refusedAt === undefined; i++) {
         const answer = yield* acceptInvite(guesser.session, `guess-${i}-${Math.random().toString(36).slice(2)}`)
         if (answer.status === 429) {
@@ -44,10 +47,13 @@ layer(testServerLayer(), { excludeTestServices: true, timeout: "120 seconds" })(
         } else {
           assert.strictEqual(answer.status, 404)
           assert.strictEqual(answer.headers.get("ratelimit-limit"), "60")
-          assert.strictEqual(answer.headers.get("ratelimit-remaining"), String(59 - i))
+          const remaining = Number(answer.headers.get("ratelimit-remaining"))
+          assert.isAtLeast(remaining, 59 - i)
+          assert.isAtMost(remaining, 59 - i + earned())
         }
       }
-      assert.strictEqual(refusedAt, 60)
+      assert.isAtLeast(refusedAt!, 60)
+      assert.isAtMost(refusedAt!, 60 + earned())
       assert.strictEqual((refused!.body as { code: string }).code, "RATE_LIMITED")
       assert.match((refused!.body as { error: string }).error, /code or link/)
       assert.deepStrictEqual(limitHeaders(refused!), ["60", "0", "60", "1"])

@@ -205,7 +205,7 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       const paths = target.received.map((r) => r.path).sort()
       assert.deepStrictEqual(paths, ["/default", "/own"])
       const assistant = JSON.parse(target.received.find((r) => r.path === "/own")!.body) as Record<string, unknown>
-      assert.deepStrictEqual(Object.keys(assistant).sort(), ["interactionId", "message", "response", "status", "type"])
+      assert.deepStrictEqual(Object.keys(assistant).sort(), ["interactionId", "message", "response", "status", "timedOut", "type"])
       assert.strictEqual(assistant.type, "interaction.canceled")
       assert.strictEqual(assistant.status, "canceled")
       assert.isTrue(verify(own.signingSecret, target.received.find((r) => r.path === "/own")!))

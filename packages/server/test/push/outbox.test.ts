@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
 import { alertMessage } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
+import { QuietGate } from "../../src/quiet/QuietGate.ts"
 import type { NewPush } from "../../src/push/Outbox.ts"
 import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
@@ -34,7 +35,7 @@ const TestLayer = OutboxWorkers.pipe(
   Layer.provideMerge(Outbox.layerNoDeps),
   Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
   Layer.provideMerge(SandboxRepo.layer),
-  Layer.provide([TestConfig, OutboxRepo.layer]),
+  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
   Layer.provideMerge(TestDatabase)
 )
 
@@ -225,7 +226,7 @@ const held: Provider = {
 const HeldLayer = OutboxWorkers.pipe(
   Layer.provideMerge(Outbox.layerNoDeps),
   Layer.provideMerge(PushGateway.layerFromRoutes({ ios: held, android: held })),
-  Layer.provide([TestConfig, OutboxRepo.layer]),
+  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
   Layer.provideMerge(TestDatabase)
 )
 

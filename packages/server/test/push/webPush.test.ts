@@ -19,6 +19,7 @@ import { WebhookConfig } from "../../src/config/WebhookConfig.ts"
 import { alertMessage, withdrawMessage } from "../../src/push/Alerts.ts"
 import { GatewayRepo } from "../../src/push/GatewayRepo.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
+import { QuietGate } from "../../src/quiet/QuietGate.ts"
 import type { NewPush } from "../../src/push/Outbox.ts"
 import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
@@ -58,7 +59,7 @@ const Gateway = PushGateway.layerNoDeps.pipe(
 const TestLayer = OutboxWorkers.pipe(
   Layer.provideMerge(Outbox.layerNoDeps),
   Layer.provideMerge(Gateway),
-  Layer.provide([TestOutboxConfig, OutboxRepo.layer]),
+  Layer.provide([TestOutboxConfig, OutboxRepo.layer, QuietGate.layer]),
   Layer.provideMerge(FakePushService.layer),
   Layer.provideMerge(TestDatabase)
 )

@@ -14,33 +14,15 @@
  *    Stopped, the database holds one prompt mail, sent, and the timer done.
  */
 import { assert, it } from "@effect/vitest"
-import { HeraldClient, HeraldPersonClient } from "@herald/client"
-import { ConfigProvider, Duration, Effect, Layer } from "effect"
-import type { Scope } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
-import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
 import { linksOf, startMailbox } from "../../packages/server/test/email/mailbox.ts"
 import { childDatabase } from "../support/database.ts"
 import { cliJson, startServer, stopServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
+import { agentClient, onDatabaseOf, personClient, within } from "../support/serverClients.ts"
 
-const personClient = (baseUrl: string, session: string) =>
-  Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl, token: session, retries: 0 }))
-const agentClient = (baseUrl: string, token: string) =>
-  Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token, retries: 0 }))
 
-/** Polls `read` every 50 ms until `check` holds, for at most `seconds`. */
-const within = <A, E, R>(seconds: number, read: Effect.Effect<A, E, R>, check: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${seconds} s`))
-      yield* Effect.sleep(Duration.millis(50))
-    }
-  })
 
 const post = (server: ServerProcess, path: string) =>
   Effect.promise(async () => {
@@ -56,12 +38,7 @@ it.live("the e-mail fallback across kill -9: mailed once after the restart, not 
       HERALD_SMTP_URL: `smtp://127.0.0.1:${box.port}`,
       HERALD_PUBLIC_URL: "http://localhost:8080"
     }
-    const offline = cliDatabaseLayer.pipe(
-      Layer.provide(AppConfig.layer),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
-    )
-    const onDatabase = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | Scope.Scope>) =>
-      Effect.scoped(effect.pipe(Effect.provide(offline))).pipe(Effect.orDie)
+    const onDatabase = onDatabaseOf(env)
     const mailsTo = (address: string, subject: string) => box.mails.filter((m) => m.to.includes(address) && m.subject.startsWith(subject))
 
     // 1. Verified, asked, killed while the fallback is pending.

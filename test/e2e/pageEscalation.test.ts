@@ -22,11 +22,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { OncallPage as Page } from "@herald/api"
-import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { Duration, Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
 import { cliJson, startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
+import { agentClient, personClient, within } from "../support/serverClients.ts"
 
 const SCALE = 0.1
 const MINUTE = 60_000 * SCALE
@@ -37,22 +37,7 @@ interface Alert {
   readonly herald: { readonly pageId?: string; readonly step?: string }
 }
 
-const personClient = (baseUrl: string, session: string) =>
-  Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl, token: session, retries: 0 }))
-const agentClient = (baseUrl: string, token: string) =>
-  Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token, retries: 0 }))
 
-/** Polls `read` every 50 ms until `check` holds, for at most `seconds`. */
-const within = <A, E, R>(seconds: number, read: Effect.Effect<A, E, R>, check: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${seconds} s`))
-      yield* Effect.sleep(Duration.millis(50))
-    }
-  })
 
 const steps = (page: Page, userId: string) => page.notified.filter((n) => n.userId === userId).map((n) => n.step).sort((a, b) => a - b)
 const has = (page: Page, userId: string, step: number) => page.notified.some((n) => n.userId === userId && n.step === step)

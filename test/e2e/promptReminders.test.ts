@@ -26,32 +26,14 @@
  */
 import { assert, it } from "@effect/vitest"
 import type { Interaction } from "@herald/api"
-import { HeraldClient, HeraldPersonClient } from "@herald/client"
-import { ConfigProvider, Duration, Effect, Layer } from "effect"
-import type { Scope } from "effect"
-import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
-import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
+import { Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
 import { cliJson, startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
+import { agentClient, onDatabaseOf, personClient, within } from "../support/serverClients.ts"
 import { reminderDueNow, waitingReminders } from "../support/prompts.ts"
 
-const personClient = (baseUrl: string, session: string) =>
-  Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl, token: session, retries: 0 }))
-const agentClient = (baseUrl: string, token: string) =>
-  Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token, retries: 0 }))
 
-/** Polls `read` every 50 ms until `check` holds, for at most `seconds`. */
-const within = <A, E, R>(seconds: number, read: Effect.Effect<A, E, R>, check: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${seconds} s`))
-      yield* Effect.sleep(Duration.millis(50))
-    }
-  })
 
 interface Alert {
   readonly herald: { readonly interactionId?: string; readonly reminder?: string; readonly withdraw?: string }
@@ -61,12 +43,7 @@ it.live("reminders across kill -9: each reaches the phone once, none lost, none 
   Effect.scoped(Effect.gen(function*() {
     const database = (yield* childDatabase).env
     // The test's own connection to the servers' database: to make the stored timers due.
-    const offline = cliDatabaseLayer.pipe(
-      Layer.provide(AppConfig.layer),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(database)))
-    )
-    const onDatabase = <A>(effect: Effect.Effect<A, never, import("effect/sql").SqlClient.SqlClient | Scope.Scope>) =>
-      Effect.scoped(effect.pipe(Effect.provide(offline))).pipe(Effect.orDie)
+    const onDatabase = onDatabaseOf(database)
 
     const first = yield* startServer({ ...database, HERALD_PUSH_PAUSED: "true" })
     const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "remind@example.test", "--name", "Rem"], database)

@@ -18,6 +18,7 @@ import * as path from "node:path"
 import { postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { childDatabase } from "./database.ts"
 import { cliJson, freePort, heraldArgs } from "./process.ts"
+import { within as pollWithin } from "./serverClients.ts"
 import { moveDeadline } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -186,15 +187,7 @@ export const agentClient = (node: ClusterNode, token: string) =>
 
 /** Polls `read` every 100 ms until `check` holds, for at most `seconds`; dies naming `what` otherwise. */
 export const within = <A, E, R>(seconds: number, read: Effect.Effect<A, E, R>, check: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${seconds} s`))
-      yield* Effect.sleep(Duration.millis(100))
-    }
-  })
+  pollWithin(seconds, read, check, what, 100)
 
 /** The sum of a metric's series on a node's /metrics. */
 const metricOf = (node: ClusterNode, name: string) =>

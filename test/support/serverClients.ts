@@ -1,0 +1,48 @@
+/**
+ * What the tests that start real `herald serve` processes share: the typed
+ * clients of a process, polling until an observable state holds, and the
+ * test's own connection to the processes' database (to make a stored timer
+ * due while no server runs).
+ */
+import { HeraldClient, HeraldPersonClient } from "@herald/client"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
+import type { Scope } from "effect"
+import type { SqlClient } from "effect/sql"
+import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
+import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
+
+/** The Person API client of a process, signed in with `session`. */
+export const personClient = (baseUrl: string, session: string) =>
+  Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl, token: session, retries: 0 }))
+
+/** The Agent API client of a process, with `token`. */
+export const agentClient = (baseUrl: string, token: string) =>
+  Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token, retries: 0 }))
+
+/** Polls `read` every `everyMillis` (50) until `check` holds, for at most `seconds`; dies naming `what` otherwise. */
+export const within = <A, E, R>(
+  seconds: number,
+  read: Effect.Effect<A, E, R>,
+  check: (a: A) => boolean,
+  what: string,
+  everyMillis = 50
+) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + seconds * 1000
+    for (;;) {
+      const value = yield* read
+      if (check(value)) return value
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${seconds} s`))
+      yield* Effect.sleep(Duration.millis(everyMillis))
+    }
+  })
+
+/** Runs effects on the database of the processes started with `env`, through a connection of the test's own. */
+export const onDatabaseOf = (env: Record<string, string>) => {
+  const layer = cliDatabaseLayer.pipe(
+    Layer.provide(AppConfig.layer),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+  )
+  return <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
+    Effect.scoped(effect.pipe(Effect.provide(layer))).pipe(Effect.orDie)
+}

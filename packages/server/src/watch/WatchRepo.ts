@@ -10,22 +10,6 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
 
-/** A watch with what its alert needs: the service's title, creator and family members. */
-export const WatchRow = Schema.Struct({
-  serviceId: Schema.String,
-  title: Schema.String,
-  userId: Schema.String,
-  familyMemberIds: Schema.Array(Schema.String),
-  expectEverySeconds: Schema.Number,
-  graceSeconds: Schema.Number,
-  alertGroupId: Schema.NullOr(Schema.String),
-  startedAt: Schema.String,
-  lastDeliveryAt: Schema.NullOr(Schema.String),
-  silentSince: Schema.NullOr(Schema.String),
-  pageId: Schema.NullOr(Schema.String)
-})
-export type WatchRow = typeof WatchRow.Type
-
 /** The settings and state of a watch, as the service record shows them. */
 export const WatchState = Schema.Struct({
   serviceId: Schema.String,
@@ -38,6 +22,15 @@ export const WatchState = Schema.Struct({
   pageId: Schema.NullOr(Schema.String)
 })
 export type WatchState = typeof WatchState.Type
+
+/** A watch with what its alert needs: the service's title, creator and family members. */
+export const WatchRow = Schema.Struct({
+  ...WatchState.fields,
+  title: Schema.String,
+  userId: Schema.String,
+  familyMemberIds: Schema.Array(Schema.String)
+})
+export type WatchRow = typeof WatchRow.Type
 
 /** When the alert is due: the last delivery (or the watch's start, if later) + period + grace, in epoch ms. */
 export const dueOf = (w: Pick<WatchState, "startedAt" | "lastDeliveryAt" | "expectEverySeconds" | "graceSeconds">) =>

@@ -42,7 +42,9 @@ const shots: ReadonlyArray<Shot> = [
   { name: "tokens", path: () => "/tokens" },
   { name: "teams", path: (s) => `/teams/${s.familyId}` },
   { name: "join", path: (s) => `/join/${s.inviteCode}` },
-  { name: "oncall", path: () => "/oncall" }
+  { name: "oncall", path: () => "/oncall" },
+  { name: "quiet-hours", path: () => "/quiet-hours" },
+  { name: "email", path: () => "/email" }
 ]
 
 const viewports = [

@@ -1,5 +1,5 @@
 /**
- * Screenshots of the console for the README and docs/console: a real `herald
+ * Screenshots of the console for docs/console and docs/walkthroughs: a real `herald
  * serve` on a fresh embedded database, a person's console filled with sample
  * data (test/browser/support/sampleData.ts: notifications, prompts, live
  * activities, phones, tokens, a family with an on-call page), each main page

@@ -9,8 +9,7 @@
  * than waiting out their connections.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { HeraldClient, HeraldPersonClient } from "@herald/client"
-import { AgentNotificationCreated } from "@herald/api"
+import { HeraldClient, HeraldPersonClient, notificationOf } from "@herald/client"
 import { Effect } from "effect"
 import { childDatabase, usingPostgres } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
@@ -61,8 +60,7 @@ describe.runIf(usingPostgres)("the inbox stream across two processes", () => {
       yield* eventually(Effect.sync(() => stream.frames.length), (n) => n > 0)
 
       const sent = yield* b.agent.notifications.create({ headers: {}, payload: { title: "From two", body: "b" } })
-      assert.instanceOf(sent, AgentNotificationCreated)
-      const ref = `notification:${(sent as AgentNotificationCreated).notification.id}`
+      const ref = `notification:${notificationOf(sent).notification.id}`
       yield* eventually(Effect.sync(() => stream.items()), (items) => items.includes(ref))
 
       const { interaction } = yield* a.agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Go?", prompt: "p" } })

@@ -5,11 +5,15 @@
  * `HeraldPersonClient` is the Person API (session token). Transient failures
  * (connection errors, 429, 5xx) are retried with jittered backoff only for
  * idempotent methods (GET, HEAD, PUT, DELETE): a POST is never sent twice.
+ * Request parts whose fields are all optional (`headers`, `query`) may be
+ * left out (./Requests.ts).
  */
 import { AgentApi, AgentAuth, AppApi, PersonAuth } from "@herald/api"
-import { Context, Layer, Redacted, Schedule } from "effect"
+import { Context, Effect, Layer, Redacted, Schedule } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
+import { loosen } from "./Requests.ts"
+import type { ForApi } from "./Requests.ts"
 
 export interface ClientOptions {
   /** Where Herald runs, e.g. `http://127.0.0.1:8080`. */
@@ -34,27 +38,27 @@ const retryIdempotent = (retries: number) => (client: HttpClient.HttpClient): Ht
 const bearer = (token: string | Redacted.Redacted<string>) => (request: HttpClientRequest.HttpClientRequest) =>
   HttpClientRequest.bearerToken(request, typeof token === "string" ? token : Redacted.value(token))
 
-export class HeraldClient extends Context.Service<HeraldClient, HttpApiClient.ForApi<typeof AgentApi>>()("herald/HeraldClient") {
+export class HeraldClient extends Context.Service<HeraldClient, ForApi<typeof AgentApi>>()("herald/HeraldClient") {
   /** Needs an `HttpClient` (e.g. `FetchHttpClient.layer`). */
   static readonly layerNoDeps = (options: ClientOptions) =>
-    Layer.effect(HeraldClient, HttpApiClient.make(AgentApi, {
+    Layer.effect(HeraldClient, Effect.map(HttpApiClient.make(AgentApi, {
       baseUrl: options.baseUrl,
       transformClient: retryIdempotent(options.retries ?? 2)
-    })).pipe(
+    }), loosen)).pipe(
       Layer.provide(HttpApiMiddleware.layerClient(AgentAuth, ({ next, request }) => next(bearer(options.token)(request))))
     )
 
   static readonly layer = (options: ClientOptions) => HeraldClient.layerNoDeps(options).pipe(Layer.provide(FetchHttpClient.layer))
 }
 
-export class HeraldPersonClient extends Context.Service<HeraldPersonClient, HttpApiClient.ForApi<typeof AppApi>>()(
+export class HeraldPersonClient extends Context.Service<HeraldPersonClient, ForApi<typeof AppApi>>()(
   "herald/HeraldPersonClient"
 ) {
   static readonly layerNoDeps = (options: ClientOptions) =>
-    Layer.effect(HeraldPersonClient, HttpApiClient.make(AppApi, {
+    Layer.effect(HeraldPersonClient, Effect.map(HttpApiClient.make(AppApi, {
       baseUrl: options.baseUrl,
       transformClient: retryIdempotent(options.retries ?? 2)
-    })).pipe(
+    }), loosen)).pipe(
       Layer.provide(HttpApiMiddleware.layerClient(PersonAuth, ({ next, request }) => next(bearer(options.token)(request))))
     )
 

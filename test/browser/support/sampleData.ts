@@ -6,7 +6,7 @@
  * it. Used by the accessibility test (pages with content, not empty states)
  * and by the screenshot script (scripts/console/screenshots.ts).
  */
-import { HeraldClient, HeraldPersonClient } from "@herald/client"
+import { HeraldClient, HeraldPersonClient, isNotification } from "@herald/client"
 import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { cliJson } from "../../support/process.ts"
@@ -81,7 +81,7 @@ export const seedSample = (baseUrl: string, cliEnv: Record<string, string>, opti
 
     // The inbox: notifications, one read; prompts, one answered.
     const backup = yield* agent.notifications.create({ headers: {}, payload: { title: "Nightly backup done", body: "412 GB in 38 minutes; verified." } })
-    if ("notification" in backup) yield* app.inbox.read({ params: { id: `notification:${backup.notification.id}` } })
+    if (isNotification(backup)) yield* app.inbox.read({ params: { id: `notification:${backup.notification.id}` } })
     yield* agent.notifications.create({ headers: {}, payload: { title: "Build finished", body: "main is green: 1,204 tests passed in 6 min 12 s." } })
     const answered = yield* agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Is the staging database current?", prompt: "Restored from last night's backup at 02:10." } })
     yield* app.interactions.answer({ params: { id: answered.interaction.id }, payload: { status: "yes" } })

@@ -5,6 +5,7 @@
  * resolved page frees its key. POST /notifications with `oncall` pages too.
  */
 import { assert, layer } from "@effect/vitest"
+import { isPage, pageOf } from "@herald/client"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { eventually } from "../../../../test/support/eventually.ts"
@@ -54,8 +55,8 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
         headers: { "idempotency-key": "incident-42" },
         payload: { title: "Checkout errors", body: "5xx above 2%", oncall: groupId }
       })
-      assert.isTrue("page" in first && first.deduplicated === false)
-      const firstPage = (first as { readonly page: { readonly id: string; readonly dedupKey: string | null; readonly body: string | null } }).page
+      assert.isTrue(isPage(first) && first.deduplicated === false)
+      const firstPage = pageOf(first).page
       assert.strictEqual(firstPage.dedupKey, "incident-42")
       assert.strictEqual(firstPage.body, "5xx above 2%")
 

@@ -11,6 +11,20 @@ import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { Harness, harnessLayer, inTab, mailTo, makePerson, openTab, personApi, signedInTab } from "./support/harness.ts"
 
+/** On the sign-in page in `tab`: asks for a link for `email`, and answers the link in the mail that came. */
+const emailedLink = (tab: Effect.Success<ReturnType<typeof openTab>>, email: string) =>
+  Effect.gen(function*() {
+    yield* inTab(tab, async (page) => {
+      await page.getByLabel("E-mail address").fill(email)
+      await page.getByRole("button", { name: "Send me a sign-in link" }).click()
+      await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor()
+    })
+    const mail = yield* mailTo(email)
+    const link = /https?:\/\/\S+\/api\/app\/auth\/link\?token=hll_[0-9A-Za-z]+\S*/.exec(mail.text)?.[0]
+    assert.isDefined(link, `a sign-in link in the mail:\n${mail.text}`)
+    return link!
+  })
+
 layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("signing in in the browser", (it) => {
   it.effect("by e-mail: the address typed on /sign-in gets a link; opening it signs the person in", () =>
     Effect.gen(function*() {
@@ -22,18 +36,13 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("si
         // Signed out, the console sends the person to sign in.
         await page.goto("/inbox")
         await page.waitForURL("**/sign-in")
-        await page.getByLabel("E-mail address").fill(ada.email)
-        await page.getByRole("button", { name: "Send me a sign-in link" }).click()
-        await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor()
       })
 
-      const mail = yield* mailTo(ada.email)
-      const link = /https?:\/\/\S+\/api\/app\/auth\/link\?token=hll_[0-9A-Za-z]+\S*/.exec(mail.text)?.[0]
-      assert.isDefined(link, `a sign-in link in the mail:\n${mail.text}`)
-      assert.strictEqual(new URL(link!).origin, origin, "the link is on Herald's public URL")
+      const link = yield* emailedLink(tab, ada.email)
+      assert.strictEqual(new URL(link).origin, origin, "the link is on Herald's public URL")
 
       yield* inTab(tab, async (page) => {
-        await page.goto(link!)
+        await page.goto(link)
         // Back where it asked to go (the inbox), signed in.
         await page.waitForURL("**/inbox")
         await page.getByRole("heading", { name: "Inbox", level: 1 }).waitFor()
@@ -45,7 +54,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("si
       // The link worked once: opened again (here in a browser signed out) it says so on the sign-in page.
       const elsewhere = yield* openTab()
       yield* inTab(elsewhere, async (page) => {
-        await page.goto(link!)
+        await page.goto(link)
         await page.waitForURL("**/sign-in?error=link")
         await page.getByRole("alert").filter({ hasText: "That sign-in link did not work" }).waitFor()
       })
@@ -136,17 +145,12 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("si
         await page.getByRole("heading", { name: "Sign in to Herald" }).waitFor()
         await page.getByRole("link", { name: "Sign in" }).click()
         await page.waitForURL("**/sign-in?next=**")
-        await page.getByLabel("E-mail address").fill(ada.email)
-        await page.getByRole("button", { name: "Send me a sign-in link" }).click()
-        await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor()
       })
 
-      const mail = yield* mailTo(ada.email)
-      const link = /https?:\/\/\S+\/api\/app\/auth\/link\?token=hll_[0-9A-Za-z]+\S*/.exec(mail.text)?.[0]
-      assert.isDefined(link, `a sign-in link in the mail:\n${mail.text}`)
+      const link = yield* emailedLink(tab, ada.email)
 
       yield* inTab(tab, async (page) => {
-        await page.goto(link!)
+        await page.goto(link)
         // The consent page of that very request, now signed in.
         await page.getByRole("heading", { name: "Connect an application" }).waitFor()
         await page.getByText("Deploy agent").first().waitFor()

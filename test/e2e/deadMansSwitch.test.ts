@@ -17,12 +17,12 @@
  * without racing the sender (as in pageEscalation.test.ts).
  */
 import { assert, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { childDatabase } from "../support/database.ts"
 import { cliJson, startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { agentClient, onDatabaseOf, personClient, within } from "../support/serverClients.ts"
+import { agentClient, onDatabaseOf, personClient, pushesQueued, within } from "../support/serverClients.ts"
 
 
 
@@ -93,8 +93,8 @@ it.live("the dead-man's switch across kill -9: one silence alert, then one resum
     assert.strictEqual(hook.status, 202)
     yield* within(30, read(third), (s) => s.watch?.silentSince === null, "delivering again")
     const all = yield* within(30, pushes(third), (p) => p.length >= 2, "the resumed notice at the phone")
-    // One outbox poll later, a repeated push (queued before the notice) would be in too.
-    yield* Effect.sleep(Duration.millis(600))
+    // With nothing left in the push queue, a repeated push (queued before the notice) would be in too.
+    yield* within(10, pushesQueued(database, [device.id]), (n) => n === 0, "no push still queued")
     const final = yield* pushes(third)
     assert.deepStrictEqual(final, all)
     assert.lengthOf(final, 2, JSON.stringify(final))

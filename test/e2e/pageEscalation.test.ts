@@ -22,11 +22,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { OncallPage as Page } from "@herald/api"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { agentClient, personClient, within } from "../support/serverClients.ts"
+import { cliPerson, familyOnCall, withPhone } from "../support/familyOncall.ts"
+import { agentClient, personClient, pushesQueued, within } from "../support/serverClients.ts"
 
 const SCALE = 0.1
 const MINUTE = 60_000 * SCALE
@@ -45,45 +46,17 @@ const has = (page: Page, userId: string, step: number) => page.notified.some((n)
 /** A family of three with phones, an on-call group over them, and a page Ann sends to it; on `first`. */
 const pagedFamily = (first: ServerProcess, env: Record<string, string>) =>
   Effect.gen(function*() {
-    const people: Array<{ id: string; name: string; session: string; deviceId: string }> = []
-    for (const name of ["Ann", "Bob", "Cid"]) {
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", `${name.toLowerCase()}@example.test`, "--name", name], env)
-      const { token: session } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-      const app = yield* personClient(first.baseUrl, session)
-      const device = yield* app.devices.register({ payload: { platform: "ios", deviceName: `${name}'s phone`, pushToken: `page-${name}` } })
-      people.push({ id: person.id, name, session, deviceId: device.id })
-    }
-    const [ann, bob, cid] = [people[0]!, people[1]!, people[2]!]
-    const annApp = yield* personClient(first.baseUrl, ann.session)
-    const { secret } = yield* annApp.tokens.create({
-      payload: { name: "pager", scopes: ["teams:read", "teams:write", "oncall:read", "oncall:write"] }
-    })
-    const agent = yield* agentClient(first.baseUrl, secret)
-    const family = yield* agent.teams.create({ payload: { kind: "family", name: "The family" } })
-    for (const member of [bob, cid]) {
-      const invite = yield* agent.teamInvites.create({ params: { id: family.id }, payload: { email: `${member.name.toLowerCase()}@example.test` } })
-      const app = yield* personClient(first.baseUrl, member.session)
-      yield* app.invites.accept({ payload: { code: invite.code } })
-    }
-    // Bob's shift runs from a minute ago to the next handoff, at least 11 hours away; Cid is next.
-    const handoffHour = new Date(Date.now() + 12 * 3_600_000).getUTCHours()
-    const group = yield* agent.oncall.create({
-      params: { id: family.id },
-      payload: {
-        name: "Home",
-        rotation: {
-          members: [bob.id, cid.id, ann.id],
-          period: "daily",
-          handoffAt: `${String(handoffHour).padStart(2, "0")}:00`,
-          timezone: "UTC",
-          startsAt: new Date(Date.now() - 60_000).toISOString()
-        },
-        escalation: [{ afterMinutes: 1, target: "next" }, { afterMinutes: 2, target: "group" }]
-      }
-    })
-    assert.strictEqual(group.current?.person.userId, bob.id, "Bob is on call")
+    const [ann, bob, cid] = [
+      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Ann")),
+      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Bob")),
+      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Cid"))
+    ]
+    const { agent, groupId, secret } = yield* familyOnCall(first.baseUrl, [ann, bob, cid], [
+      { afterMinutes: 1, target: "next" },
+      { afterMinutes: 2, target: "group" }
+    ])
     const created = yield* agent.pages.create({
-      params: { groupId: group.id },
+      params: { groupId },
       headers: {},
       payload: { title: "Basement flooding", body: "The sump pump alarm went off." }
     })
@@ -94,6 +67,7 @@ const pagedFamily = (first: ServerProcess, env: Record<string, string>) =>
 /** After a restart on `server`: waits for step 2 (the barrier), then checks every step came once. */
 const checkAfterRestart = (
   server: ServerProcess,
+  env: Record<string, string>,
   family: Effect.Success<ReturnType<typeof pagedFamily>>
 ) =>
   Effect.gen(function*() {
@@ -123,7 +97,7 @@ const checkAfterRestart = (
         yield* within(10, read, (alerts) => alerts.length >= expected.length, `${person.name}'s alerts`)
         return { person, read, expected }
       }))
-    yield* Effect.sleep(Duration.millis(600))
+    yield* within(10, pushesQueued(env, phones.map(({ person }) => person.deviceId)), (n) => n === 0, "no push still queued")
     for (const { expected, person, read } of phones) {
       const alerts = yield* read
       // Each alert is this page's, time-sensitive, and names its step: one per step that paged the person.
@@ -151,7 +125,7 @@ describe.concurrent("page escalation across a crash", () => {
       yield* first.kill
 
       const second = yield* startServer(env)
-      yield* checkAfterRestart(second, family)
+      yield* checkAfterRestart(second, env, family)
     })), { timeout: 180_000 })
 
   it.live("killed the moment step 1 fired, before its push left: its push arrives once, the step is not run again", () =>
@@ -166,7 +140,7 @@ describe.concurrent("page escalation across a crash", () => {
       assert.isFalse(has(fired, cid.id, 2))
 
       const second = yield* startServer(env)
-      yield* checkAfterRestart(second, family)
+      yield* checkAfterRestart(second, env, family)
     })), { timeout: 180_000 })
 
   it.live("killed the moment step 1's push reached the sandbox: no second push after the restart", () =>
@@ -180,6 +154,6 @@ describe.concurrent("page escalation across a crash", () => {
       yield* first.kill
 
       const second = yield* startServer(env)
-      yield* checkAfterRestart(second, family)
+      yield* checkAfterRestart(second, env, family)
     })), { timeout: 180_000 })
 })

@@ -17,7 +17,8 @@ import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { childDatabase } from "./database.ts"
-import { cliJson, freePort, heraldArgs } from "./process.ts"
+import { cliPerson } from "./familyOncall.ts"
+import { freePort, heraldArgs } from "./process.ts"
 import { within as pollWithin } from "./serverClients.ts"
 import { moveDeadline } from "./prompts.ts"
 
@@ -171,13 +172,7 @@ export const logsOnFailure = (cluster: Cluster) => <A, E, R>(self: Effect.Effect
   Effect.tapCause(self, () => Effect.sync(() => console.error(`cluster logs (the test failed):\n${cluster.logTails(60)}`)))
 
 /** A person made with the CLI (as an operator would), with a Person API session. */
-export const makePerson = (cluster: Cluster, name: string) =>
-  Effect.gen(function*() {
-    const email = `${name.toLowerCase()}@example.test`
-    const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", email, "--name", name], cluster.env)
-    const { token } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], cluster.env)
-    return { id: person.id, name, email, session: token }
-  })
+export const makePerson = (cluster: Cluster, name: string) => cliPerson(cluster.env, name)
 
 export const personClient = (node: ClusterNode, session: string) =>
   Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl: node.baseUrl, token: session, retries: 0 }))

@@ -7,7 +7,7 @@
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { ConfigProvider, Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
 import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
 
@@ -46,3 +46,14 @@ export const onDatabaseOf = (env: Record<string, string>) => {
   return <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
     Effect.scoped(effect.pipe(Effect.provide(layer))).pipe(Effect.orDie)
 }
+
+/**
+ * How many pushes to `deviceIds` are still queued on the database of `env`. Once the expected alerts are
+ * in and none is queued, nothing more is on its way: a repeated push would sit in the queue behind them.
+ */
+export const pushesQueued = (env: Record<string, string>, deviceIds: ReadonlyArray<string>) =>
+  onDatabaseOf(env)(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM push_queue WHERE ${sql.in("device_id", deviceIds)}`
+    return rows[0]!.n
+  }))

@@ -12,18 +12,18 @@
 import { assert } from "@effect/vitest"
 import { AuditLogPage } from "@herald/api"
 import type { OncallPage } from "@herald/api"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { agentClient, makePerson, personClient, within } from "../../support/cluster.ts"
+import { familyOnCall, withPhone } from "../../support/familyOncall.ts"
+import { pushesQueued } from "../../support/serverClients.ts"
+import type { Escalation, Someone } from "../../support/familyOncall.ts"
 import type { Cluster, ClusterNode } from "../../support/cluster.ts"
 
 export const SCALE = 0.1
 /** An escalation minute, scaled. */
 export const MINUTE = 60_000 * SCALE
 
-export interface EscalationStep {
-  readonly afterMinutes: number
-  readonly target: "next" | "group"
-}
+export type EscalationStep = Escalation
 
 /** An iOS alert as the sandbox recorded it. */
 interface Alert {
@@ -34,42 +34,12 @@ interface Alert {
 /** Ann, Bob and Cid with phones; a family Ann owns; an on-call group over them with `escalation`; Ann's token. */
 export const onCallFamily = (cluster: Cluster, escalation: ReadonlyArray<EscalationStep>) =>
   Effect.gen(function*() {
-    const first = cluster.nodes[0]!
-    const people: Array<{ id: string; name: string; email: string; session: string; deviceId: string }> = []
-    for (const name of ["Ann", "Bob", "Cid"]) {
-      const person = yield* makePerson(cluster, name)
-      const app = yield* personClient(first, person.session)
-      const device = yield* app.devices.register({ payload: { platform: "ios", deviceName: `${name}'s phone`, pushToken: `page-${name}` } })
-      people.push({ ...person, deviceId: device.id })
-    }
+    const { baseUrl } = cluster.nodes[0]!
+    const people: Array<Effect.Success<ReturnType<typeof withPhone<Someone>>>> = []
+    for (const name of ["Ann", "Bob", "Cid"]) people.push(yield* withPhone(baseUrl, yield* makePerson(cluster, name)))
     const [ann, bob, cid] = [people[0]!, people[1]!, people[2]!]
-    const { secret } = yield* (yield* personClient(first, ann.session)).tokens.create({
-      payload: { name: "pager", scopes: ["teams:read", "teams:write", "oncall:read", "oncall:write"] }
-    })
-    const agent = yield* agentClient(first, secret)
-    const family = yield* agent.teams.create({ payload: { kind: "family", name: "The family" } })
-    for (const member of [bob, cid]) {
-      const invite = yield* agent.teamInvites.create({ params: { id: family.id }, payload: { email: member.email } })
-      yield* (yield* personClient(first, member.session)).invites.accept({ payload: { code: invite.code } })
-    }
-    // Bob's shift runs from a minute ago to the next handoff, at least 11 hours away; Cid is next.
-    const handoffHour = new Date(Date.now() + 12 * 3_600_000).getUTCHours()
-    const group = yield* agent.oncall.create({
-      params: { id: family.id },
-      payload: {
-        name: "Home",
-        rotation: {
-          members: [bob.id, cid.id, ann.id],
-          period: "daily",
-          handoffAt: `${String(handoffHour).padStart(2, "0")}:00`,
-          timezone: "UTC",
-          startsAt: new Date(Date.now() - 60_000).toISOString()
-        },
-        escalation: escalation.map((s) => ({ ...s }))
-      }
-    })
-    assert.strictEqual(group.current?.person.userId, bob.id, "Bob is on call")
-    return { ann, bob, cid, people, secret, teamId: family.id, groupId: group.id, escalation }
+    const { groupId, secret, teamId } = yield* familyOnCall(baseUrl, [ann, bob, cid], escalation)
+    return { ann, bob, cid, people, secret, teamId, groupId, escalation, env: cluster.env }
   }).pipe(Effect.orDie)
 
 export type Family = Effect.Success<ReturnType<typeof onCallFamily>>
@@ -155,8 +125,8 @@ export const checkPages = (node: ClusterNode, family: Family, pages: ReadonlyArr
       assert.deepStrictEqual(steps, Array.from({ length: last }, (_, i) => i + 1), `${page.title}: one page.escalated entry per step`)
     }
 
-    // Each phone: one time-sensitive alert per (page, step) that paged its person. Once the expected number is in,
-    // one more outbox poll (500 ms) later a repeated push, queued behind them, would be too.
+    // Each phone: one time-sensitive alert per (page, step) that paged its person. Once the expected number is in
+    // and the push queue holds nothing more for the phone, a repeated push (queued behind them) would be in too.
     const ids = new Set(done.map((p) => p.id))
     yield* Effect.forEach(family.people, (person) =>
       Effect.gen(function*() {
@@ -165,7 +135,7 @@ export const checkPages = (node: ClusterNode, family: Family, pages: ReadonlyArr
           r.items.map((d) => d.payload as unknown as Alert).filter((a) => ids.has(a.herald?.pageId ?? "")))
         const want = done.flatMap((p) => expected.get(person.id)!.map((step) => `${p.id} step ${step}`)).sort()
         yield* within(15, read, (alerts) => alerts.length >= want.length, `${person.name}'s alerts`)
-        yield* Effect.sleep(Duration.millis(600))
+        yield* within(15, pushesQueued(family.env, [person.deviceId]), (n) => n === 0, `${person.name}'s pushes sent`)
         const alerts = yield* read
         assert.deepStrictEqual(alerts.map((a) => `${a.herald!.pageId} step ${a.herald!.step}`).sort(), want, `${person.name}'s phone: one alert per step`)
         for (const alert of alerts) assert.strictEqual(alert.aps?.["interruption-level"], "time-sensitive")

@@ -1,74 +1,100 @@
 /**
- * Who may call what on a connector: one table of route × caller × outcome.
- * The owner's token (read and write scopes) reaches its connector; another
+ * Who may call what on a connector: one table of route × caller × status,
+ * walked over HTTP, each cell on a fresh connector of the owner's. The
+ * owner's token (read and write scopes) reaches its connector; another
  * account gets 404 as for a connector that does not exist (on `access`, the
  * same 401 `PASS_INVALID` as a removed connector); a read-only token of the
  * owner gets 403 `MISSING_SCOPE` on writes; the Person API pass goes to the
- * owner only (no on-call group is linked here).
+ * owner only (no on-call group is linked here). Then each route's scope.
  */
-import type { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { assert, layer } from "@effect/vitest"
+import type { Scope } from "@herald/api"
 import { Effect } from "effect"
-import { makePerson, personClient, TestServerLayer } from "../../../../test/support/server.ts"
-import { agentOf } from "../../../../test/support/teams.ts"
-import { clientOf, connectorBody, outcome } from "./support.ts"
+import { accessTable, tokenOf } from "../../../../test/support/accessTable.ts"
+import type { AccessRoute, Answer } from "../../../../test/support/accessTable.ts"
+import { makePerson, TestServerLayer } from "../../../../test/support/server.ts"
+import type { Someone } from "../../../../test/support/teams.ts"
+import { clientOf, connectorBody, outcome, scopes, secretOf } from "./support.ts"
 
 type Caller = "owner" | "reader" | "other"
-interface Callers {
-  readonly agent: Record<Caller, HeraldClient["Service"]>
-  readonly app: Record<"owner" | "other", HeraldPersonClient["Service"]>
-}
-type Call = (c: Callers, role: Caller, id: string) => Effect.Effect<string>
 
+interface Cell {
+  readonly connectorId: string
+  readonly owner: Someone
+  readonly other: Someone
+  readonly secrets: Readonly<Record<Caller, string>>
+}
+
+const connector = (c: Cell) => `/api/agent/connectors/${c.connectorId}`
+const read: ReadonlyArray<Scope> = ["connectors:read"]
+const write: ReadonlyArray<Scope> = ["connectors:write"]
 const digest = "0".repeat(64)
-const routes: Record<string, Call> = {
-  get: (c, r, id) => outcome(c.agent[r].connectors.get({ params: { id } })),
-  update: (c, r, id) => outcome(c.agent[r].connectors.update({ params: { id }, payload: { name: "Renamed" } })),
-  heartbeat: (c, r, id) => outcome(c.agent[r].connectors.heartbeat({ params: { id } })),
-  rotateSecret: (c, r, id) => outcome(c.agent[r].connectors.rotateSecret({ params: { id } })),
-  access: (c, r, id) => outcome(c.agent[r].connectors.access({ params: { id }, payload: { session: "hcs_none" } })),
-  callbackAccess: (c, r, id) =>
-    outcome(c.agent[r].connectors.callbackAccess({
-      params: { id },
-      payload: { deliveryId: "whd_none", timestamp: Math.floor(Date.now() / 1000), signature: "AAAA", bodySha256: digest }
-    })),
-  issuePass: (c, r, id) => r === "reader" ? Effect.succeed("n/a") : outcome(c.app[r].connectors.issuePass({ params: { id } })),
-  remove: (c, r, id) => outcome(c.agent[r].connectors.remove({ params: { id } }))
-}
 
-// [route, caller, expected]; `remove` by the owner runs last.
-const table: ReadonlyArray<readonly [keyof typeof routes, Caller, string]> = [
-  ["get", "owner", "ok"], ["get", "reader", "ok"], ["get", "other", "NotFound"],
-  ["update", "owner", "ok"], ["update", "reader", "MissingScope"], ["update", "other", "NotFound"],
-  ["heartbeat", "owner", "ok"], ["heartbeat", "reader", "MissingScope"], ["heartbeat", "other", "NotFound"],
-  ["rotateSecret", "owner", "ok"], ["rotateSecret", "reader", "MissingScope"], ["rotateSecret", "other", "NotFound"],
-  ["access", "owner", "PassInvalid"], ["access", "reader", "MissingScope"], ["access", "other", "PassInvalid"],
-  ["callbackAccess", "owner", "CallbackInvalid"], ["callbackAccess", "reader", "MissingScope"], ["callbackAccess", "other", "NotFound"],
-  ["issuePass", "owner", "ok"], ["issuePass", "other", "NotFound"],
-  ["remove", "reader", "MissingScope"], ["remove", "other", "NotFound"], ["remove", "owner", "ok"]
+const table: ReadonlyArray<AccessRoute<Cell, Caller>> = [
+  { name: "get", method: "GET", path: connector, scopes: read, expect: { owner: 200, reader: 200, other: 404 } },
+  { name: "update", method: "PATCH", path: connector, body: { name: "Renamed" }, scopes: write, expect: { owner: 200, reader: 403, other: 404 } },
+  { name: "heartbeat", method: "POST", path: (c) => `${connector(c)}/heartbeat`, scopes: write, expect: { owner: 200, reader: 403, other: 404 } },
+  { name: "rotateSecret", method: "POST", path: (c) => `${connector(c)}/rotate-secret`, scopes: write, expect: { owner: 200, reader: 403, other: 404 } },
+  // Another account's pass check fails as the owner's does: nothing tells whose connector it is.
+  { name: "access", method: "POST", path: (c) => `${connector(c)}/access`, body: { session: "hcs_none" }, scopes: write, expect: { owner: 401, reader: 403, other: 401 } },
+  {
+    name: "callbackAccess",
+    method: "POST",
+    path: (c) => `${connector(c)}/callback-access`,
+    body: () => ({ deliveryId: "whd_none", timestamp: Math.floor(Date.now() / 1000), signature: "AAAA", bodySha256: digest }),
+    scopes: write,
+    expect: { owner: 401, reader: 403, other: 404 }
+  },
+  // The Person API has no scopes: the reader's session is the owner's.
+  { name: "issuePass", face: "person", method: "POST", path: (c) => `/api/app/connectors/${c.connectorId}/passes`, expect: { owner: 201, reader: 201, other: 404 } },
+  { name: "remove", method: "DELETE", path: connector, scopes: write, expect: { owner: 200, reader: 403, other: 404 } }
 ]
 
-layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("connector access", (it) => {
-  it.effect("route × caller table (concealment of another account's connector)", () =>
+/** Which error a refusal must carry, beyond its status. */
+const codeFor = (route: string, status: number) =>
+  ({ 401: route === "access" ? "PASS_INVALID" : "CALLBACK_INVALID", 403: "MISSING_SCOPE", 404: "NOT_FOUND" } as Record<number, string>)[status]
+
+const codeCheck = (answer: Answer, route: string): ReadonlyArray<string> => {
+  const want = codeFor(route, answer.status)
+  const got = (answer.body as { code?: string } | null)?.code
+  return want !== undefined && got !== want ? [`code ${got}, expected ${want}`] : []
+}
+
+/**
+ * Another account with a connector of its own; each cell a fresh owner (an account keeps at most 20
+ * connectors) with a token of every connector scope and one that only reads, and their connector.
+ */
+const seeder = Effect.gen(function*() {
+  const other = yield* makePerson("conn-other")
+  yield* Effect.orDie((yield* clientOf(other)).connectors.create({ payload: connectorBody() }))
+  const otherSecret = yield* secretOf(other)
+  return () =>
     Effect.gen(function*() {
       const owner = yield* makePerson("conn-owner")
-      const other = yield* makePerson("conn-other")
-      const callers: Callers = {
-        agent: { owner: yield* clientOf(owner), reader: yield* agentOf(owner, ["connectors:read"]), other: yield* clientOf(other) },
-        app: { owner: yield* personClient(owner.session), other: yield* personClient(other.session) }
-      }
-      const { connector } = yield* callers.agent.owner.connectors.create({ payload: connectorBody() })
-      // The other account has a connector of its own: the list shows only one's own.
-      yield* callers.agent.other.connectors.create({ payload: connectorBody() })
-      assert.notInclude((yield* callers.agent.other.connectors.list()).items.map((c) => c.id), connector.id)
+      const { connector } = yield* Effect.orDie((yield* clientOf(owner)).connectors.create({ payload: connectorBody() }))
+      const secrets = { owner: yield* secretOf(owner), reader: yield* tokenOf(owner, read), other: otherSecret }
+      return { connectorId: connector.id, owner, other, secrets }
+    })
+})
 
-      const seen: Array<string> = []
-      const expected: Array<string> = []
-      for (const [route, role, want] of table) {
-        seen.push(`${route} ${role} ${yield* routes[route]!(callers, role, connector.id)}`)
-        expected.push(`${route} ${role} ${want}`)
-      }
-      assert.deepStrictEqual(seen, expected)
-      assert.strictEqual(yield* outcome(callers.agent.owner.connectors.get({ params: { id: connector.id } })), "NotFound")
+layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("connector access", (it) => {
+  accessTable(it, {
+    roles: ["owner", "reader", "other"],
+    routes: table,
+    seeder,
+    bearer: (cell, caller, face) =>
+      Effect.succeed(face === "agent" ? cell.secrets[caller] : (caller === "other" ? cell.other : cell.owner).session),
+    lacking: (cell, missing) => tokenOf(cell.owner, scopes.filter((s) => s !== missing)),
+    check: (answer, _cell, route) => codeCheck(answer, route.name)
+  })
+
+  it.effect("another account's list never shows the connector; once removed, it is gone", () =>
+    Effect.gen(function*() {
+      const cell = yield* Effect.flatMap(seeder, (seed) => seed())
+      const other = yield* clientOf(cell.other)
+      assert.notInclude((yield* Effect.orDie(other.connectors.list())).items.map((c) => c.id), cell.connectorId)
+      const owner = yield* clientOf(cell.owner)
+      yield* Effect.orDie(owner.connectors.remove({ params: { id: cell.connectorId } }))
+      assert.strictEqual(yield* outcome(owner.connectors.get({ params: { id: cell.connectorId } })), "NotFound")
     }))
 })

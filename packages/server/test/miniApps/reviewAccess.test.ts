@@ -1,77 +1,69 @@
 /**
- * Who may review a package, as one table walked by one test: every review
- * route for the package's owner, another account, and the owner naming an
- * unknown id. Another account's package is concealed (404, as if it did not
- * exist), and its review list and export never show it. Each row acts on a
- * fresh package, so one row's change never decides another's answer.
+ * Who may review a package, as one table walked over HTTP: every review route
+ * for the package's owner, another account, and the owner naming an unknown
+ * id. Another account's package is concealed (404, as if it did not exist),
+ * and its review list and export never show it. Each cell acts on a fresh
+ * package, so one cell's change never decides another's answer. Then the
+ * scopes: review and export need apps:read, every change apps:write.
  */
-import { assert, layer } from "@effect/vitest"
+import { layer } from "@effect/vitest"
+import type { Scope } from "@herald/api"
 import { Effect } from "effect"
+import { accessTable, tokenOf } from "../../../../test/support/accessTable.ts"
+import type { AccessRoute } from "../../../../test/support/accessTable.ts"
 import { makeAgent, TestServerLayer } from "../../../../test/support/server.ts"
-import { call, seedPackage } from "./reviewSupport.ts"
+import { seedPackage } from "./reviewSupport.ts"
 
 type Who = "owner" | "other" | "unknown"
 
-interface Row {
-  readonly route: string
-  readonly method: "GET" | "POST" | "DELETE"
-  readonly path: (packageId: string) => string
-  readonly body?: unknown
-  readonly expect: Record<Who, number>
+interface Cell {
+  readonly packageId: string
+  readonly owner: Effect.Success<ReturnType<typeof makeAgent>>
+  readonly other: Effect.Success<ReturnType<typeof makeAgent>>
 }
 
+/** The package the caller names: the owner's, or for `unknown` an id nobody has. */
+const target = (c: Cell, who: Who) => who === "unknown" ? "pkg_00000000000000000000000000" : c.packageId
 const perPackage = (ok: number): Record<Who, number> => ({ owner: ok, other: 404, unknown: 404 })
+const read: ReadonlyArray<Scope> = ["apps:read"]
+const write: ReadonlyArray<Scope> = ["apps:write"]
+const rw: ReadonlyArray<Scope> = ["apps:read", "apps:write"]
 
-const table: ReadonlyArray<Row> = [
-  { route: "GET /mini-apps/review", method: "GET", path: () => "/mini-apps/review", expect: { owner: 200, other: 200, unknown: 200 } },
-  { route: "GET /mini-apps/export", method: "GET", path: () => "/mini-apps/export", expect: { owner: 200, other: 200, unknown: 200 } },
-  { route: "POST /mini-apps/{id}/offer", method: "POST", path: (id) => `/mini-apps/${id}/offer`, expect: perPackage(200) },
-  { route: "POST /mini-apps/{id}/report", method: "POST", path: (id) => `/mini-apps/${id}/report`, body: { reason: "spam" }, expect: perPackage(201) },
-  { route: "POST /mini-apps/{id}/block", method: "POST", path: (id) => `/mini-apps/${id}/block`, expect: perPackage(200) },
-  { route: "POST /mini-apps/{id}/disable", method: "POST", path: (id) => `/mini-apps/${id}/disable`, expect: perPackage(200) },
-  { route: "DELETE /mini-apps/{id}", method: "DELETE", path: (id) => `/mini-apps/${id}`, expect: perPackage(200) }
+const table: ReadonlyArray<AccessRoute<Cell, Who>> = [
+  { name: "GET /mini-apps/review", method: "GET", path: () => "/api/agent/mini-apps/review", scopes: read, expect: { owner: 200, other: 200, unknown: 200 } },
+  { name: "GET /mini-apps/export", method: "GET", path: () => "/api/agent/mini-apps/export", scopes: read, expect: { owner: 200, other: 200, unknown: 200 } },
+  { name: "POST /mini-apps/{id}/offer", method: "POST", path: (c, w) => `/api/agent/mini-apps/${target(c, w)}/offer`, scopes: write, expect: perPackage(200) },
+  {
+    name: "POST /mini-apps/{id}/report",
+    method: "POST",
+    path: (c, w) => `/api/agent/mini-apps/${target(c, w)}/report`,
+    body: { reason: "spam" },
+    scopes: write,
+    expect: perPackage(201)
+  },
+  { name: "POST /mini-apps/{id}/block", method: "POST", path: (c, w) => `/api/agent/mini-apps/${target(c, w)}/block`, scopes: write, expect: perPackage(200) },
+  { name: "POST /mini-apps/{id}/disable", method: "POST", path: (c, w) => `/api/agent/mini-apps/${target(c, w)}/disable`, scopes: write, expect: perPackage(200) },
+  { name: "DELETE /mini-apps/{id}", method: "DELETE", path: (c, w) => `/api/agent/mini-apps/${target(c, w)}`, scopes: write, expect: perPackage(200) }
 ]
 
-const rw = ["apps:read", "apps:write"] as const
+/** Two accounts; each cell a fresh package of the owner's. */
+const seeder = Effect.gen(function*() {
+  const owner = yield* makeAgent([...rw])
+  const other = yield* makeAgent([...rw])
+  return () => Effect.map(seedPackage(owner), (packageId): Cell => ({ packageId, owner, other }))
+})
 
 layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("mini-app review access", (it) => {
-  it.effect("routes × callers: the owner may act on their package; another account and unknown ids get 404", () =>
-    Effect.gen(function*() {
-      const owner = yield* makeAgent([...rw])
-      const other = yield* makeAgent([...rw])
-      const failures: Array<string> = []
-      for (const row of table) {
-        for (const who of ["owner", "other", "unknown"] as const) {
-          const id = yield* seedPackage(owner)
-          const target = who === "unknown" ? "pkg_00000000000000000000000000" : id
-          const answer = yield* call(who === "other" ? other.secret : owner.secret, row.method, row.path(target), row.body)
-          if (answer.status !== row.expect[who]) failures.push(`${row.route} as ${who}: ${answer.status}, expected ${row.expect[who]}`)
-          if (answer.status === 404 && answer.body.code !== "NOT_FOUND") failures.push(`${row.route} as ${who}: code ${answer.body.code}`)
-          // Another account's lists never name the package.
-          if (who === "other" && JSON.stringify(answer.body).includes(id)) failures.push(`${row.route} as other: shows the package`)
-        }
-      }
-      assert.deepStrictEqual(failures, [])
-    }))
-
-  it.effect("scopes: review and export need apps:read, every change apps:write", () =>
-    Effect.gen(function*() {
-      // Two tokens of the owner: one may only read, one only write.
-      const owner = yield* makeAgent([...rw])
-      const tokenWith = (scope: "apps:read" | "apps:write") =>
-        Effect.map(owner.app.tokens.create({ payload: { name: scope, scopes: [scope] } }), (t) => ({ secret: t.secret }))
-      const reader = yield* tokenWith("apps:read")
-      const writer = yield* tokenWith("apps:write")
-      const mine = yield* seedPackage(owner)
-      const failures: Array<string> = []
-      for (const row of table) {
-        const needsWrite = row.method !== "GET"
-        const refused = needsWrite ? reader : writer
-        const answer = yield* call(refused.secret, row.method, row.path(mine), row.body)
-        if (answer.status !== 403 || answer.body.code !== "MISSING_SCOPE") {
-          failures.push(`${row.route} without ${needsWrite ? "apps:write" : "apps:read"}: ${answer.status} ${answer.body.code}`)
-        }
-      }
-      assert.deepStrictEqual(failures, [])
-    }))
+  accessTable(it, {
+    roles: ["owner", "other", "unknown"],
+    routes: table,
+    seeder,
+    bearer: (cell, who) => Effect.succeed(who === "other" ? cell.other.secret : cell.owner.secret),
+    lacking: (cell, missing) => tokenOf(cell.owner, rw.filter((s) => s !== missing)),
+    check: (answer, cell, _route, who) => [
+      ...(answer.status === 404 && (answer.body as { code?: string }).code !== "NOT_FOUND" ? [`code ${(answer.body as { code?: string }).code}`] : []),
+      // Another account's lists never name the package.
+      ...(who === "other" && JSON.stringify(answer.body).includes(cell.packageId) ? ["shows the package"] : [])
+    ]
+  })
 })

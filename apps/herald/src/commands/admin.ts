@@ -7,18 +7,22 @@
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 
-const actions = Effect.promise(() => import("./adminActions.ts"))
+type Actions = typeof import("./adminActions.ts")
+
+/** Runs one of adminActions.ts, loaded now, with links built on the server's URL (database.ts). */
+const act = <A, E, R>(f: (run: Actions) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.promise(() => import("./adminActions.ts")), (run) => run.withServerUrl(f(run)))
 
 const userCreate = Command.make("create", {
   email: Flag.String("email").pipe(Flag.withDescription("The person's email address (unique)")),
   name: Flag.String("name").pipe(Flag.withDescription("The person's display name"))
-}, ({ email, name }) => Effect.flatMap(actions, (run) => run.userCreate({ email, name }))).pipe(
+}, ({ email, name }) => act((run) => run.userCreate({ email, name }))).pipe(
   Command.withDescription("Create a person; prints {\"id\",\"email\",\"name\"}")
 )
 
 const sessionCreate = Command.make("create", {
   user: Flag.String("user").pipe(Flag.withDescription("The person's email address or id"))
-}, ({ user }) => Effect.flatMap(actions, (run) => run.sessionCreate(user))).pipe(
+}, ({ user }) => act((run) => run.sessionCreate(user))).pipe(
   Command.withDescription("Create a Person API session for a person; prints {\"token\",\"userId\"}")
 )
 
@@ -28,7 +32,7 @@ const sessionLink = Command.make("link", {
     Flag.withDescription("Where the browser goes once signed in: an authorization request path (/oauth/authorize?…)"),
     Flag.optional
   )
-}, ({ next, user }) => Effect.flatMap(actions, (run) => run.sessionLink(user, Option.getOrUndefined(next)))).pipe(
+}, ({ next, user }) => act((run) => run.sessionLink(user, Option.getOrUndefined(next)))).pipe(
   Command.withDescription(
     "Create a one-time sign-in link (15 minutes) that signs a browser in as the person, e.g. to approve an OAuth " +
       "client; prints {\"url\",\"expiresAt\",\"userId\"}"
@@ -38,17 +42,17 @@ const sessionLink = Command.make("link", {
 const teamCreate = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("The team's name (1-100 characters)")),
   owner: Flag.String("owner").pipe(Flag.withDescription("The owner's email address or id"))
-}, ({ name, owner }) => Effect.flatMap(actions, (run) => run.teamCreate(name, owner))).pipe(
+}, ({ name, owner }) => act((run) => run.teamCreate(name, owner))).pipe(
   Command.withDescription("Create a workplace team (plan team) owned by a person; prints the Team as JSON")
 )
 
-const keysRotate = Command.make("rotate", {}, () => Effect.flatMap(actions, (run) => run.keysRotate)).pipe(
+const keysRotate = Command.make("rotate", {}, () => act((run) => run.keysRotate)).pipe(
   Command.withDescription(
     "Rotate the mini-app package signing key (Ed25519); prints the new key as JSON {keyId,algorithm,publicKey,createdAt,retiredAt}"
   )
 )
 
-const webPushRotate = Command.make("rotate", {}, () => Effect.flatMap(actions, (run) => run.webPushRotate)).pipe(
+const webPushRotate = Command.make("rotate", {}, () => act((run) => run.webPushRotate)).pipe(
   Command.withDescription(
     "Rotate the Web Push (VAPID) key; every browser must subscribe again. Prints the new key as JSON " +
       "{keyId,publicKey,createdAt,retiredAt,deactivatedDevices,note}"
@@ -67,7 +71,7 @@ const oauthClientCreate = Command.make("create", {
   ),
   scope: Flag.String("scope").pipe(Flag.withDescription("Space-separated scopes the client may ask for (all when absent)"), Flag.optional)
 }, ({ authMethod, name, redirectUri, scope }) =>
-  Effect.flatMap(actions, (run) => run.oauthClientCreate({ name, redirectUris: redirectUri, authMethod, scope: Option.getOrUndefined(scope) }))).pipe(
+  act((run) => run.oauthClientCreate({ name, redirectUris: redirectUri, authMethod, scope: Option.getOrUndefined(scope) }))).pipe(
   Command.withDescription(
     "Register an OAuth client as the operator (works when HERALD_OAUTH_REGISTRATION is closed); it is trusted and kept " +
       "until deleted. Prints the RFC 7591 registration response, with client_secret (shown once) unless --auth-method none"
@@ -76,7 +80,7 @@ const oauthClientCreate = Command.make("create", {
 
 const oauthClientDelete = Command.make("delete", {
   id: Flag.String("id").pipe(Flag.withDescription("The client's id (ocl_…)"))
-}, ({ id }) => Effect.flatMap(actions, (run) => run.oauthClientDelete(id))).pipe(
+}, ({ id }) => act((run) => run.oauthClientDelete(id))).pipe(
   Command.withDescription("Delete an OAuth client and every grant of it (its tokens stop working); prints {\"deleted\"}")
 )
 

@@ -13,6 +13,8 @@ import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
 import { CliDatabase } from "./database.ts"
 
+export { withServerUrl } from "./database.ts"
+
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
 const withIdentity = <A, E>(f: (identity: Identity["Service"]) => Effect.Effect<A, E>) =>

@@ -15,17 +15,21 @@ export interface ActivityConfigShape {
 export const activityVariables = {
   updateMs: Env.integer("HERALD_ACTIVITY_UPDATE_INTERVAL_MS", {
     default: 1000,
+    min: 0,
+    zero: "paces nothing",
     description: "Routine live-activity updates per device per activity: at most one per this many milliseconds."
   }),
   startMs: Env.integer("HERALD_ACTIVITY_START_INTERVAL_MS", {
     default: 1000,
+    min: 0,
+    zero: "paces nothing",
     description: "Live-activity starts per device: at most one per this many milliseconds."
   })
 }
 
 export const activityConfig: Config.Config<ActivityConfigShape> = Env.configOf(activityVariables).pipe(Config.map((c) => ({
-  updateInterval: Duration.millis(Math.max(0, c.updateMs)),
-  startInterval: Duration.millis(Math.max(0, c.startMs))
+  updateInterval: Duration.millis(c.updateMs),
+  startInterval: Duration.millis(c.startMs)
 })))
 
 export class ActivityConfig extends Context.Service<ActivityConfig, ActivityConfigShape>()("herald/ActivityConfig") {

@@ -4,7 +4,17 @@
  */
 import { Config, Context, Layer, Option, Redacted } from "effect"
 import type { LogLevel } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Env from "./Variable.ts"
+
+/**
+ * The embedded database's default home: `.herald` at the root of the Herald checkout, found from this
+ * file's own location, so `npx herald admin …` from a subfolder opens the database `npm start` made.
+ * Not the user's data directory: two checkouts keep two databases, a database made before this default
+ * (in the root, where `npm start` runs) is still found, and `.gitignore` already keeps it out of commits.
+ */
+export const defaultDataDir = fileURLToPath(new URL("../../../../.herald", import.meta.url))
 
 export interface AppConfigShape {
   readonly port: number
@@ -13,6 +23,7 @@ export interface AppConfigShape {
   readonly publicUrl: string
   /** Unset: embedded PGlite under `dataDir`. */
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /** Absolute: `HERALD_DATA_DIR` resolved against the working directory, else `defaultDataDir`. */
   readonly dataDir: string
   /** Pool size against PostgreSQL; the embedded database always uses one connection. */
   readonly poolSize: number
@@ -31,9 +42,16 @@ export const appVariables = {
   databaseUrl: Env.optionalSecret("DATABASE_URL", {
     description: "PostgreSQL URL (`postgres://user:password@host:5432/db`). Unset or empty: the embedded PGlite database under `HERALD_DATA_DIR`."
   }),
-  dataDir: Env.string("HERALD_DATA_DIR", { default: "./.herald", description: "Directory of the embedded database." }),
+  dataDir: Env.optionalString("HERALD_DATA_DIR", {
+    blankIsUnset: true,
+    unset: "`.herald` at the root of the Herald checkout (wherever the command runs from)",
+    description: "Directory of the embedded database; a relative path is taken from the working directory. " +
+      "`herald serve` and every `herald admin …` command print the directory they use."
+  }),
   poolSize: Env.integer("HERALD_DB_POOL_SIZE", {
     default: 10,
+    // The three listeners hold theirs for good: a fourth is the least that leaves one for queries.
+    min: 4,
     description: "PostgreSQL connection pool size (the embedded database always uses 1). Three of them are held for " +
       "good by the change listeners (prompt wake-ups, inbox streams, quiet hours), so leave room above that."
   }),
@@ -48,6 +66,7 @@ export const appConfig: Config.Config<AppConfigShape> = Env.configOf(appVariable
   Config.map((c) => ({
     ...c,
     publicUrl: Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`).replace(/\/+$/, ""),
+    dataDir: path.resolve(Option.getOrElse(c.dataDir, () => defaultDataDir)),
     // An empty DATABASE_URL means "unset" (a common shell idiom).
     databaseUrl: Option.filter(c.databaseUrl, (u) => Redacted.value(u).trim() !== "")
   }))

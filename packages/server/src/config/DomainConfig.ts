@@ -23,7 +23,8 @@ export const domainVariables = {
   }),
   dnsTimeoutMs: Env.integer("HERALD_DNS_TIMEOUT_MS", {
     default: 5000,
-    description: "How long one domain-verification TXT lookup may take, in milliseconds; `0` or less means the default."
+    min: 1,
+    description: "How long one domain-verification TXT lookup may take, in milliseconds."
   })
 }
 
@@ -52,7 +53,7 @@ export const domainConfig: Config.Config<DomainConfigShape> = Env.configOf(domai
   Config.mapEffect((c) =>
     Effect.map(Option.match(c.dnsServers, { onNone: () => Effect.succeed([]), onSome: parseDnsServers }), (dnsServers) => ({
       dnsServers,
-      dnsTimeout: Duration.millis(c.dnsTimeoutMs > 0 ? c.dnsTimeoutMs : 5000)
+      dnsTimeout: Duration.millis(c.dnsTimeoutMs)
     }))
   )
 )

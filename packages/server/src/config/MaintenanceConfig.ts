@@ -28,6 +28,8 @@ export const maintenanceVariables = {
     // 5 s: the queue's heap holds what is deleted between two vacuums, and its claims read that much more
     // (docs/benchmarks.md, "The first minute"); a pass with nothing past a threshold is one read of statistics.
     default: 5,
+    min: 0,
+    zero: "turns it off",
     description: "Seconds between passes of the table-maintenance worker, which vacuums and analyzes Herald's queue tables " +
       "when their dead rows pass 1,000 + 10 % of their live rows (autovacuum or not; the embedded database has none); " +
       "`0` turns it off (then keep autovacuum on, see [operations](operations.md#table-maintenance))."

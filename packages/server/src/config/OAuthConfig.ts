@@ -40,16 +40,22 @@ export const oauthVariables = {
   }),
   registrationsPerMinute: Env.integer("HERALD_OAUTH_REGISTRATIONS_PER_MINUTE", {
     default: 120,
+    min: 0,
+    zero: "turns it off",
     description: "Client registrations a minute on each node, all callers together (429 `temporarily_unavailable` " +
       "with `Retry-After` beyond); `0` turns the limit off. The per-address limit is separate."
   }),
   maxUnapprovedClients: Env.integer("HERALD_OAUTH_MAX_UNAPPROVED_CLIENTS", {
     default: 10000,
+    min: 0,
+    zero: "turns it off",
     description: "Registered clients no person has approved yet (operator-registered ones aside) past which " +
       "registration answers 429 `temporarily_unavailable`; `0` turns the cap off."
   }),
   unapprovedClientTtlMinutes: Env.integer("HERALD_OAUTH_UNAPPROVED_CLIENT_TTL_MINUTES", {
     default: 60,
+    min: 1,
+    max: 1440,
     description: "How long a registered client no person has approved is kept before the sweep deletes it, in " +
       "minutes (1–1440). A client a person approved is kept while it has a grant."
   }),
@@ -77,10 +83,10 @@ export const oauthConfig: Config.Config<OAuthConfigShape> = Env.configOf(oauthVa
     return Effect.succeed({
       registration: c.registration,
       registrationToken: c.registration === "token" ? Option.map(token, (t) => Redacted.make(Redacted.value(t).trim())) : Option.none(),
-      registrationsPerMinute: Math.max(0, c.registrationsPerMinute),
-      maxUnapprovedClients: Math.max(0, c.maxUnapprovedClients),
+      registrationsPerMinute: c.registrationsPerMinute,
+      maxUnapprovedClients: c.maxUnapprovedClients,
       // At least a minute (a client registers right before the person consents), at most the day approved ones get.
-      unapprovedClientTtlSeconds: Math.min(1440, Math.max(1, c.unapprovedClientTtlMinutes)) * 60,
+      unapprovedClientTtlSeconds: c.unapprovedClientTtlMinutes * 60,
       extraPrivateSchemes: schemes
     })
   })

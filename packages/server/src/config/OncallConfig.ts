@@ -16,8 +16,9 @@ export interface OncallConfigShape {
 export const oncallVariables = {
   timeScale: Env.number("HERALD_ONCALL_TIME_SCALE", {
     default: 1,
+    positive: true,
     description: "Multiplies the delay of every on-call escalation step (e.g. `0.05` runs a one-minute step after 3 s, " +
-      "in tests and benchmarks); `0` or less means `1`."
+      "in tests and benchmarks)."
   })
 }
 

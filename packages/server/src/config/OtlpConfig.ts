@@ -95,7 +95,8 @@ const millis = (name: string, options: { readonly default: number; readonly desc
   type: "integer (milliseconds, at least 1)",
   default: `\`${options.default}\``,
   description: options.description,
-  config: Config.Int(name).pipe(
+  config: Config.String(name).pipe(
+    Config.mapEffect((value) => Env.parseNumber(name, value, { integer: true })),
     Config.withDefault(options.default),
     Config.mapEffect((ms) =>
       ms >= 1 ? Effect.succeed(Duration.millis(ms)) : Effect.fail(Env.configError(`${name} must be at least 1 (milliseconds), not ${ms}`))

@@ -25,6 +25,7 @@ export interface OutboxConfigShape {
 export const outboxVariables = {
   concurrency: Env.integer("HERALD_PUSH_CONCURRENCY", {
     default: 64,
+    min: 1,
     description: "Push provider requests in flight at once on this node."
   }),
   paused: Env.boolean("HERALD_PUSH_PAUSED", {
@@ -35,7 +36,7 @@ export const outboxVariables = {
 }
 
 export const outboxConfig: Config.Config<OutboxConfigShape> = Env.configOf(outboxVariables).pipe(Config.map((c) => ({
-  concurrency: Math.max(1, c.concurrency),
+  concurrency: c.concurrency,
   batchSize: 100,
   maxAttempts: 8,
   pollInterval: Duration.millis(500),

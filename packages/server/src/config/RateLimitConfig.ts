@@ -16,16 +16,20 @@ export interface RateLimitConfigShape {
 export const rateLimitVariables = {
   requestsPerMinute: Env.integer("HERALD_RATE_LIMIT_PER_MINUTE", {
     default: 600,
+    min: 0,
+    zero: "turns it off",
     description: "Agent API requests per token per minute; `0` turns the limit off."
   }),
   sendsPerMinute: Env.integer("HERALD_SEND_LIMIT_PER_MINUTE", {
     default: 120,
+    min: 0,
+    zero: "turns it off",
     description:
       "Sending operations (notifications, prompts, live activity start/update) per token per minute, and inbound webhook deliveries per service per minute; `0` turns it off."
   })
 }
 
-export const rateLimitConfig: Config.Config<RateLimitConfigShape> = Env.configOf(rateLimitVariables).pipe(Config.map((c) => ({ requestsPerMinute: Math.max(0, c.requestsPerMinute), sendsPerMinute: Math.max(0, c.sendsPerMinute) })))
+export const rateLimitConfig: Config.Config<RateLimitConfigShape> = Env.configOf(rateLimitVariables)
 
 export class RateLimitConfig extends Context.Service<RateLimitConfig, RateLimitConfigShape>()("herald/RateLimitConfig") {
   static readonly layer = Layer.effect(RateLimitConfig, rateLimitConfig)

@@ -30,29 +30,41 @@ export interface ThrottleConfigShape {
 export const throttleVariables = {
   registerPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_REGISTER_PER_MINUTE", {
     default: 60,
+    min: 0,
+    zero: "turns it off",
     description: "Client registrations (`POST /oauth/register`) per client address per minute; `0` turns the limit off."
   }),
   oauthPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_OAUTH_PER_MINUTE", {
     default: 300,
+    min: 0,
+    zero: "turns it off",
     description:
       "Requests to `/oauth/authorize` (GET and POST), `/oauth/token`, `/oauth/revoke` and `/oauth/sign-in`, together, per client address per minute; `0` turns the limit off."
   }),
   personApiPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_PERSON_API_PER_MINUTE", {
     default: 600,
+    min: 0,
+    zero: "turns it off",
     description: "Person API (`/api/app/…`) requests per client address per minute; `0` turns the limit off."
   }),
   codesPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_CODES_PER_MINUTE", {
     default: 60,
+    min: 0,
+    zero: "turns it off",
     description:
       "Attempts at a guessable code or link (`POST /api/app/invites/accept`, `GET /oauth/sign-in`, `GET /api/app/auth/link`) per client address per minute, failed ones included; `0` turns the limit off."
   }),
   authFailuresPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE", {
     default: 60,
+    min: 0,
+    zero: "turns it off",
     description:
       "Failed bearer authentications (answers `401`) on the Agent API, the MCP endpoint and the Person API per client address per minute; past it every Agent and Person API request from the address answers `429` until the budget refills, valid tokens included. `0` turns the limit off."
   }),
   signInPerMinute: Env.integer("HERALD_ADDRESS_LIMIT_SIGN_IN_PER_MINUTE", {
     default: 20,
+    min: 0,
+    zero: "turns it off",
     description:
       "Sign-in requests (`POST /api/app/auth/email-link`, `POST /api/app/auth/passkey/options`, `POST /api/app/auth/passkey`) per client address per minute; `0` turns the limit off. Each e-mail address also gets at most 5 links per 15 minutes, whoever asks."
   }),
@@ -75,12 +87,12 @@ const proxiesOf = (text: Option.Option<string>): Effect.Effect<BlockList | undef
 export const throttleConfig: Config.Config<ThrottleConfigShape> = Env.configOf(throttleVariables).pipe(
   Config.mapEffect((c) =>
     Effect.map(proxiesOf(c.trustedProxies), (trustedProxies) => ({
-      registerPerMinute: Math.max(0, c.registerPerMinute),
-      oauthPerMinute: Math.max(0, c.oauthPerMinute),
-      personApiPerMinute: Math.max(0, c.personApiPerMinute),
-      codesPerMinute: Math.max(0, c.codesPerMinute),
-      authFailuresPerMinute: Math.max(0, c.authFailuresPerMinute),
-      signInPerMinute: Math.max(0, c.signInPerMinute),
+      registerPerMinute: c.registerPerMinute,
+      oauthPerMinute: c.oauthPerMinute,
+      personApiPerMinute: c.personApiPerMinute,
+      codesPerMinute: c.codesPerMinute,
+      authFailuresPerMinute: c.authFailuresPerMinute,
+      signInPerMinute: c.signInPerMinute,
       trustedProxies
     }))
   )

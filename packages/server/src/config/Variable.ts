@@ -31,21 +31,98 @@ export const configError = (message: string) => new Config.ConfigError(new Confi
 
 const code = (value: string | number | boolean) => `\`${value}\``
 
-/** A variable with a default, read by one of `Config`'s constructors. */
-const defaulted = <A extends string | number | boolean>(type: string, read: (name: string) => Config.Config<A>) =>
+/**
+ * A variable with a default, read as text and parsed here: a refusal names the
+ * variable, the value and the rule (`PORT must be a port from 1 to 65535, not
+ * "80a"`), never the schema's own wording.
+ */
+const defaulted = <A extends string | number | boolean>(
+  type: string,
+  parse: (name: string, value: string) => Effect.Effect<A, Config.ConfigError>
+) =>
 (name: string, options: Doc & { readonly default: A }): Variable<A> => ({
   name,
   type,
   default: code(options.default),
   description: options.description,
-  config: read(name).pipe(Config.withDefault(options.default))
+  config: Config.String(name).pipe(Config.mapEffect((value) => parse(name, value)), Config.withDefault(options.default))
 })
 
-export const integer = defaulted<number>("integer", Config.Int)
-export const number = defaulted<number>("number", Config.Number)
-export const port = defaulted<number>("port (1–65535)", Config.Port)
-export const boolean = defaulted<boolean>("boolean (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`)", Config.Boolean)
-export const string = defaulted<string>("string", Config.String)
+/** Bounds of a count or a duration: `min` and `max` inclusive; `positive` for a number that must be above 0. */
+export interface Range {
+  readonly min?: number
+  readonly max?: number
+  readonly positive?: boolean
+  /** What `0` means when the range allows it (e.g. "turns the limit off"), for the reference. */
+  readonly zero?: string
+}
+
+const ruleOf = (kind: "an integer" | "a number", range: Range) =>
+  range.positive === true
+    ? `${kind} above 0`
+    : range.min !== undefined && range.max !== undefined
+    ? `${kind} from ${range.min} to ${range.max}`
+    : range.min !== undefined
+    ? `${kind} of at least ${range.min}`
+    : range.max !== undefined
+    ? `${kind} of at most ${range.max}`
+    : kind
+
+const typeOf = (kind: "integer" | "number", range: Range) => {
+  const bounds = range.positive === true
+    ? "above 0"
+    : range.min !== undefined && range.max !== undefined
+    ? `${range.min}–${range.max}`
+    : range.min !== undefined
+    ? `≥ ${range.min}`
+    : range.max !== undefined
+    ? `≤ ${range.max}`
+    : ""
+  return [kind, bounds, range.zero === undefined ? "" : `(\`0\` ${range.zero})`].filter((s) => s !== "").join(" ")
+}
+
+/** A number in range, or a refusal naming the variable, the value and the rule. */
+export const parseNumber = (name: string, value: string, options: Range & { readonly integer: boolean }) => {
+  const text = value.trim()
+  const n = text === "" ? Number.NaN : Number(text)
+  const inRange = Number.isFinite(n) && (!options.integer || Number.isInteger(n)) &&
+    (options.positive !== true || n > 0) && (options.min === undefined || n >= options.min) &&
+    (options.max === undefined || n <= options.max)
+  return inRange
+    ? Effect.succeed(n)
+    : Effect.fail(configError(`${name} must be ${ruleOf(options.integer ? "an integer" : "a number", options)}, not ${JSON.stringify(value)}`))
+}
+
+/**
+ * An integer variable. Every count, size and duration states its range: a
+ * negative or zero value is refused at start unless `0` has a documented
+ * meaning (`zero`), so a typo cannot quietly turn a limit into nonsense.
+ */
+export const integer = (name: string, options: Doc & Range & { readonly default: number }): Variable<number> =>
+  defaulted<number>(typeOf("integer", options), (n, v) => parseNumber(n, v, { ...options, integer: true }))(name, options)
+
+/** A decimal variable, with a range as `integer`'s. */
+export const number = (name: string, options: Doc & Range & { readonly default: number }): Variable<number> =>
+  defaulted<number>(typeOf("number", options), (n, v) => parseNumber(n, v, { ...options, integer: false }))(name, options)
+
+const portRule = (name: string, value: string) =>
+  Effect.mapError(
+    parseNumber(name, value, { integer: true, min: 1, max: 65535 }),
+    () => configError(`${name} must be a port from 1 to 65535, not ${JSON.stringify(value)}`)
+  )
+
+export const port = defaulted<number>("port (1–65535)", portRule)
+
+const booleans: Record<string, boolean> = { true: true, false: false, "1": true, "0": false, yes: true, no: false, on: true, off: false, y: true, n: false }
+
+export const boolean = defaulted<boolean>("boolean (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`)", (name, value) => {
+  const b = booleans[value.trim().toLowerCase()]
+  return b !== undefined
+    ? Effect.succeed(b)
+    : Effect.fail(configError(`${name} must be true or false (also 1/0, yes/no, on/off), not ${JSON.stringify(value)}`))
+})
+
+export const string = defaulted<string>("string", (_, value) => Effect.succeed(value))
 
 const unsetText = (options: Optional) => options.unset ?? "(unset)"
 
@@ -79,7 +156,14 @@ export const literals = <const L extends ReadonlyArray<string>>(
   type: `one of ${values.map(code).join(", ")}`,
   default: code(options.default),
   description: options.description,
-  config: Config.Literals(values, name).pipe(Config.withDefault(options.default))
+  config: Config.String(name).pipe(
+    Config.mapEffect((value) =>
+      values.includes(value)
+        ? Effect.succeed(value as L[number])
+        : Effect.fail(configError(`${name} must be one of ${values.join(", ")}, not ${JSON.stringify(value)}`))
+    ),
+    Config.withDefault(options.default)
+  )
 })
 
 /** Other spellings operators type for a level (syslog and Python say "warning"). */

@@ -29,10 +29,12 @@ export const webhookVariables = {
   }),
   retryTimeScale: Env.number("HERALD_RETRY_TIME_SCALE", {
     default: 1,
-    description: "Multiplies the reply-webhook retry schedule (e.g. `0.001` in tests); `0` or less means `1`."
+    positive: true,
+    description: "Multiplies the reply-webhook retry schedule (e.g. `0.001` in tests)."
   }),
   concurrency: Env.integer("HERALD_WEBHOOK_CONCURRENCY", {
     default: 32,
+    min: 1,
     description: "Reply-webhook deliveries in flight at once on this node."
   })
 }
@@ -41,7 +43,7 @@ export const webhookConfig: Config.Config<WebhookConfigShape> = Env.configOf(web
   allowPrivateNetwork: c.allowPrivateNetwork,
   retryTimeScale: c.retryTimeScale > 0 ? c.retryTimeScale : 1,
   attemptTimeout: Duration.seconds(10),
-  concurrency: Math.max(1, c.concurrency),
+  concurrency: c.concurrency,
   pollInterval: Duration.millis(500)
 })))
 

@@ -4,9 +4,11 @@
  * runs the same code in production, in tests and on a laptop.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Metric, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Metric, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { isServing, serveEmbedded, socketPath } from "./Embedded.ts"
+import { isServing, recordPublicUrl, serveEmbedded, socketPath } from "./Embedded.ts"
 import { makeTypes } from "./Timestamps.ts"
 
 /** Which database the process uses, for the start-up log line and /readyz. */
@@ -39,12 +41,52 @@ const clientOptions = {
   types: makeTypes()
 } as const
 
-/** A pool on PostgreSQL. */
-export const postgresLayer = (url: Redacted.Redacted<string>, poolSize: number) =>
-  PgClient.layer({ ...clientOptions, url, maxConnections: poolSize, minConnections: 0, multiplex: true })
+/** PostgreSQL could not be reached or refused us: where (never the password) and why. */
+export class DatabaseUnreachable extends Data.TaggedError("DatabaseUnreachable")<{
+  readonly message: string
+  readonly cause: unknown
+}> {}
+
+/** `host:port/database` of a URL, for messages: the user and password stay out. */
+export const describeUrl = (url: Redacted.Redacted<string>): string => {
+  const u = URL.parse(Redacted.value(url))
+  return u === null ? "(DATABASE_URL is not a URL)" : `${u.hostname}:${u.port || "5432"}${u.pathname === "" ? "/" : u.pathname}`
+}
+
+/** The driver's reason in a few words: the socket's code (`ECONNREFUSED`), else the server's or the driver's message. */
+const reasonOf = (error: SqlError.SqlError): string => {
+  const reason = error.reason as { readonly message?: string; readonly cause?: unknown }
+  const cause = reason.cause as { readonly code?: unknown; readonly message?: unknown; readonly errors?: unknown } | undefined
+  if (typeof cause === "object" && cause !== null) {
+    if (typeof cause.code === "string" && typeof cause.message === "string" && cause.message !== "") {
+      return cause.message.includes(cause.code) ? cause.message : `${cause.code}: ${cause.message}`
+    }
+    // A host name with several addresses fails with an AggregateError: a code, an empty message.
+    if (typeof cause.code === "string") return cause.code
+    if (typeof cause.message === "string" && cause.message !== "") return cause.message
+  }
+  return (reason.message ?? error.message).replace(/^PgConnection: /, "")
+}
+
+/** What either database gives: the SQL client (a refusal at start is one of the two errors). */
+export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseUnreachable | SqlError.SqlError>
+
+/**
+ * A pool on PostgreSQL. One `SELECT 1` at start: a wrong host, port, database or password is said
+ * there, naming the database, instead of as the driver's bare "Failed to connect" somewhere later.
+ */
+export const postgresLayer = (url: Redacted.Redacted<string>, poolSize: number): DatabaseLayer =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Layer.build(PgClient.layer({ ...clientOptions, url, maxConnections: poolSize, minConnections: 0, multiplex: true }))
+    yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`).pipe(Effect.provide(context))
+    return context
+  }).pipe(
+    Effect.catchTag("SqlError", (error) =>
+      Effect.fail(new DatabaseUnreachable({ message: `cannot connect to PostgreSQL at ${describeUrl(url)}: ${reasonOf(error)}`, cause: error })))
+  ))
 
 /** One connection to the embedded database's socket. */
-export const embeddedClientLayer = (socket: string) =>
+export const embeddedClientLayer = (socket: string): DatabaseLayer =>
   PgClient.layer({ ...clientOptions, path: socket, database: "postgres", username: "postgres", maxConnections: 1, prepare: false })
 
 /** The pool's configured size, for `/metrics` (the driver exposes no live pool counts). */
@@ -65,6 +107,7 @@ export const serverDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
   // A fresh data directory starts as a copy of the migrated template (EmbeddedTemplate.ts), loaded only here.
   const { serveEmbeddedSeeded } = yield* Effect.promise(() => import("./EmbeddedTemplate.ts"))
   const socket = yield* serveEmbeddedSeeded(config.dataDir)
+  yield* recordPublicUrl(config.dataDir, config.publicUrl)
   yield* Metric.update(poolSizeGauge, 1)
   return embeddedClientLayer(socket)
 }))
@@ -87,8 +130,5 @@ export const cliDatabaseLayer = Layer.unwrap(Effect.gen(function*() {
 export const describeTarget = (config: { readonly databaseUrl: Option.Option<Redacted.Redacted<string>>; readonly dataDir: string }): DatabaseTarget =>
   Option.match(config.databaseUrl, {
     onNone: () => ({ kind: "embedded", description: `embedded PGlite in ${config.dataDir}` }),
-    onSome: (url) => {
-      const u = new URL(Redacted.value(url))
-      return { kind: "postgres", description: `PostgreSQL ${u.hostname}:${u.port || "5432"}${u.pathname}` }
-    }
+    onSome: (url) => ({ kind: "postgres", description: `PostgreSQL ${describeUrl(url)}` })
   })

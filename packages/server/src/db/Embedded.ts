@@ -95,3 +95,26 @@ export const serveEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDa
     )
     return socket
   })
+
+/**
+ * The public URL the last `herald serve` on a data directory used, kept beside its database so that
+ * `herald admin session link` builds links on the server's URL even when the shell it runs in lacks
+ * the server's `PORT` or `HERALD_PUBLIC_URL`.
+ */
+const publicUrlFile = (dataDir: string) => path.join(path.resolve(dataDir), "public-url")
+
+export const recordPublicUrl = (dataDir: string, url: string): Effect.Effect<void> =>
+  Effect.sync(() => fs.writeFileSync(publicUrlFile(dataDir), `${url}\n`)).pipe(
+    // A read-only directory costs only the convenience, never the start.
+    Effect.catchDefect(() => Effect.void)
+  )
+
+export const recordedPublicUrl = (dataDir: string): Effect.Effect<string | undefined> =>
+  Effect.sync(() => {
+    try {
+      const url = fs.readFileSync(publicUrlFile(dataDir), "utf8").trim()
+      return URL.canParse(url) ? url : undefined
+    } catch {
+      return undefined
+    }
+  })

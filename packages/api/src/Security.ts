@@ -7,11 +7,21 @@ import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Scope } from "./domain/Scope.ts"
 import { CommonErrors, CsrfRejected, MissingScope, RateLimited, Unauthorized } from "./errors.ts"
 
-/** The account and token a request acts as, provided by {@link AgentAuth}. */
+/**
+ * The account and token a request acts as, provided by {@link AgentAuth}: the
+ * token as it was authenticated, so what a handler shows of it (its name as
+ * the source of what it sends, `GET /auth/status`) needs no further lookup.
+ */
 export interface AgentPrincipal {
   readonly userId: string
   readonly tokenId: string
+  readonly tokenName: string
   readonly scopes: ReadonlyArray<Scope>
+  readonly tokenPrefix: string
+  readonly tokenCreatedAt: string
+  readonly tokenExpiresAt: string | null
+  /** The freshest use known at authentication: this request's, to the second. */
+  readonly tokenLastUsedAt: string | null
 }
 export class CurrentAgent extends Context.Service<CurrentAgent, AgentPrincipal>()("herald/CurrentAgent") {}
 

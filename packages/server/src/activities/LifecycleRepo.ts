@@ -67,7 +67,7 @@ export class LifecycleRepo extends Context.Service<LifecycleRepo, {
   readonly setUpdateToken: (userId: string, activityId: string, deviceId: string, token: string) => Effect.Effect<boolean>
   /** Live activities without a stored expiry timer (a crash between a start's commit and its timer). */
   readonly liveDeadlines: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly expiresAt: string }>>
-}>()("herald/activities/LifecycleRepo") {
+}>()("herald/LifecycleRepo") {
   static readonly layer = Layer.effect(LifecycleRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

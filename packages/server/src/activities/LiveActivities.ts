@@ -27,9 +27,8 @@ import type {
   StartActivityRequest,
   UpdateActivityRequest
 } from "@herald/api"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { Credentials } from "../auth/Credentials.ts"
 import * as EntityCalls from "../cluster/EntityCalls.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
@@ -115,7 +114,6 @@ export class LiveActivities extends Context.Service<LiveActivities, {
     const readModel = yield* ReadModelRepo
     const devices = yield* DeviceTargeting
     const feed = yield* ActivityFeed
-    const credentials = yield* Credentials
     const resident = yield* ResidentActivities
     const { client, flush, scheduleExpiry } = yield* makeActorCalls
     const cards = yield* makePromptCards
@@ -208,7 +206,7 @@ export class LiveActivities extends Context.Service<LiveActivities, {
       })
       yield* checkPayloadSize(message, "start", endMessage(id, props, Math.floor(now / 1000)))
       const activity = { id, userId: agent.userId, tokenId: agent.tokenId, key, interactionId: null, props, expiresAt }
-      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const sourceName = agent.tokenName
       const started = yield* startOnce(activity, deviceIds, replace, message, sourceName, now).pipe(
         // A replacing start that lost the key to a concurrent start replaces that one.
         Effect.retry({ while: (e) => replace && e._tag === "KeyTaken", times: REPLACE_TRIES - 1 }),

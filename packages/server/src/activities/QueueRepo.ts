@@ -10,7 +10,8 @@ import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { batched } from "../db/Batching.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
-import { QueuedOperation, QueuedUpdateRow, StoredPushMessage } from "./Rows.ts"
+import { StoredPushMessage } from "../push/PushMessage.ts"
+import { QueuedOperation, QueuedUpdateRow } from "./Rows.ts"
 import type { QueuedUpdate, UpdateWrite } from "./Rows.ts"
 import { enqueueStatement } from "./UpdateStatement.ts"
 
@@ -58,7 +59,7 @@ export class QueueRepo extends Context.Service<QueueRepo, {
   readonly deferStarts: (starts: ReadonlyArray<{ readonly id: string; readonly at: number }>) => Effect.Effect<void>
   /** Activities with operations due for at least `graceMillis` (left by a restart, or by an actor that stopped tending them). */
   readonly withQueuedWork: (graceMillis: number) => Effect.Effect<ReadonlyArray<string>>
-}>()("herald/activities/QueueRepo") {
+}>()("herald/QueueRepo") {
   static readonly layer = Layer.effect(QueueRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

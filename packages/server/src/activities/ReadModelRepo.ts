@@ -87,7 +87,7 @@ export class ReadModelRepo extends Context.Service<ReadModelRepo, {
   readonly listForUser: (userId: string, limit: number) => Effect.Effect<ReadonlyArray<LiveActivity>>
   readonly record: (activityId: string) => Effect.Effect<LiveActivity>
   readonly outcomeOf: (activityId: string, seq: number) => Effect.Effect<SeqOutcome>
-}>()("herald/activities/ReadModelRepo") {
+}>()("herald/ReadModelRepo") {
   static readonly layer = Layer.effect(ReadModelRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const liveByKey = (tokenId: string, key: string) =>

@@ -34,7 +34,7 @@ export class ResidentActivities extends Context.Service<ResidentActivities, {
   readonly get: (activityId: string) => ResidentActor | undefined
   /** Registers the actor for the life of the caller's scope (the actor's). */
   readonly register: (activityId: string, actor: ResidentActor) => Effect.Effect<void, never, Scope.Scope>
-}>()("herald/activities/ResidentActivities") {
+}>()("herald/ResidentActivities") {
   static readonly layer = Layer.sync(ResidentActivities, () => {
     const actors = new Map<string, ResidentActor>()
     return ResidentActivities.of({

@@ -6,6 +6,7 @@
  */
 import { PriorityReason } from "@herald/api"
 import { Data, Schema } from "effect"
+import { StoredPushMessage } from "../push/PushMessage.ts"
 import type { PushMessage } from "../push/PushMessage.ts"
 
 export interface NewActivity {
@@ -24,25 +25,6 @@ export interface NewActivity {
  * one's place takes its id and sequence too.
  */
 export const operationId = (activityId: string, deviceId: string, seq: number) => `${activityId}_${deviceId}_${seq}`
-
-/** A push message as stored in an operation's `payload` (jsonb), every field the gateway reads kept. */
-export const StoredPushMessage: Schema.Codec<PushMessage> = Schema.Struct({
-  pushType: Schema.Literals(["alert", "background", "liveactivity"]),
-  priority: Schema.Literals([5, 10]),
-  collapseId: Schema.optionalKey(Schema.String),
-  expiration: Schema.optionalKey(Schema.Number),
-  topicSuffix: Schema.optionalKey(Schema.String),
-  apns: Schema.Record(Schema.String, Schema.Unknown),
-  fcm: Schema.Struct({
-    notification: Schema.optionalKey(Schema.Struct({ title: Schema.String, body: Schema.String })),
-    data: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
-    android: Schema.optionalKey(Schema.Struct({
-      priority: Schema.Literals(["high", "normal"]),
-      collapseKey: Schema.optionalKey(Schema.String),
-      ttlSeconds: Schema.optionalKey(Schema.Number)
-    }))
-  })
-})
 
 /** The next operation of one device, with what sending it needs. */
 export const QueuedOperation = Schema.Struct({

@@ -11,16 +11,13 @@ export const ActivitiesHandlers = HttpApiBuilder.group(AgentApi, "activities", E
   return handlers
     .handle("list", () => Effect.flatMap(CurrentAgent, (agent) => activities.list(agent.tokenId)))
     .handle("start", ({ headers, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => {
-        const start = activities.start(agent, payload)
-        const key = headers["idempotency-key"]
-        if (key === undefined) return start
-        return idempotency.run({ userId: agent.userId, route: "POST /activities", key, body: payload }, LiveActivityMutation, start).pipe(
-          Effect.map(({ replayed, value }) =>
-            replayed ? new LiveActivityReplay({ ...value, idempotent: true }, { disableChecks: true }) : value
-          )
-        )
-      }))
+      Effect.flatMap(CurrentAgent, (agent) =>
+        idempotency.create(
+          { userId: agent.userId, route: "POST /activities", key: headers["idempotency-key"], body: payload },
+          LiveActivityMutation,
+          activities.start(agent, payload),
+          (value) => new LiveActivityReplay({ ...value, idempotent: true }, { disableChecks: true })
+        )))
     .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => activities.get(agent.tokenId, params.identifier)))
     .handle("update", ({ params, payload }) =>
       Effect.flatMap(CurrentAgent, (agent) => activities.update(agent.tokenId, params.identifier, payload)))

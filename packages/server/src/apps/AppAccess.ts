@@ -13,7 +13,7 @@ export const appNotFound = new NotFound({ error: "App not found." })
 export class AppAccess extends Context.Service<AppAccess, {
   /** Succeeds when `appId` is absent/null or an app the person can see; else 404. */
   readonly requireVisible: (userId: string, appId: string | null | undefined) => Effect.Effect<void, NotFound>
-}>()("herald/apps/AppAccess") {
+}>()("herald/AppAccess") {
   static readonly layer = Layer.effect(AppAccess, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const find = SqlSchema.findOneOption({

@@ -17,6 +17,7 @@ import { App, AppUpdated, Conflict, Forbidden, LimitReached, TeamSummary } from 
 import type { CreateAppRequest, NotFound, UpdateAppRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { MAX_APPS } from "../config/Limits.ts"
+import { checkLimit } from "../db/AccountLocks.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
@@ -83,7 +84,7 @@ export class Apps extends Context.Service<Apps, {
     id: string,
     patch: { readonly shareName?: boolean; readonly shareEmail?: boolean }
   ) => Effect.Effect<App, NotFound>
-}>()("herald/apps/Apps") {
+}>()("herald/Apps") {
   static readonly layerNoDeps = Layer.effect(Apps, Effect.gen(function*() {
     const repo = yield* AppsRepo
     const membership = yield* Membership
@@ -101,7 +102,7 @@ export class Apps extends Context.Service<Apps, {
 
     const create = Effect.fn("Apps.create")(function*(userId: string, input: CreateAppRequest) {
       const { origin, urlKey } = urlIdentity(input.url)
-      return yield* repo.withTransaction(Effect.gen(function*() {
+      return yield* repo.inTransaction(Effect.gen(function*() {
         // One create at a time per person: the count and the URL match hold until commit.
         yield* repo.lockPerson(userId)
         const existing = yield* repo.idByUrlKey(userId, urlKey)
@@ -117,9 +118,7 @@ export class Apps extends Context.Service<Apps, {
           const row = yield* Effect.orDie(visible(userId, existing))
           return new AppUpdated({ ...toApp(userId, row) })
         }
-        if ((yield* repo.countAdded(userId)) >= MAX_APPS) {
-          return yield* new LimitReached({ error: `A person adds at most ${MAX_APPS} web apps.`, limit: MAX_APPS })
-        }
+        yield* checkLimit({ count: repo.countAdded(userId), limit: MAX_APPS, error: `A person adds at most ${MAX_APPS} web apps.` })
         const id = yield* makeId("app")
         yield* repo.insert({
           id,
@@ -136,7 +135,7 @@ export class Apps extends Context.Service<Apps, {
     })
 
     const update = Effect.fn("Apps.update")(function*(userId: string, id: string, input: UpdateAppRequest) {
-      return yield* repo.withTransaction(Effect.gen(function*() {
+      return yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* added(userId, id)
         let patch: AppPatch = { ...input }
         let newOrigin = false
@@ -153,14 +152,14 @@ export class Apps extends Context.Service<Apps, {
     })
 
     const remove = Effect.fn("Apps.remove")(function*(userId: string, id: string) {
-      yield* repo.withTransaction(Effect.gen(function*() {
+      yield* repo.inTransaction(Effect.gen(function*() {
         yield* added(userId, id)
         yield* repo.remove(id)
       }))
     })
 
     const setViewer = (userId: string, id: string, patch: Parameters<typeof repo.setViewer>[2]) =>
-      repo.withTransaction(Effect.gen(function*() {
+      repo.inTransaction(Effect.gen(function*() {
         yield* visible(userId, id, { forUpdate: true })
         yield* repo.setViewer(userId, id, patch)
         return yield* read(userId, id)
@@ -187,14 +186,7 @@ export class Apps extends Context.Service<Apps, {
         createdAt
       })))
       const message = alertMessage({ ref: `notification:${itemId}`, collapseId: itemId, title, body, url: row.url, imageUrl: row.iconUrl, threadId: null })
-      const receipts = yield* outbox.enqueue(devices.map((device) => ({
-        userId: device.userId,
-        deviceId: device.id,
-        origin: "notification" as const,
-        itemId,
-        purpose: "alert" as const,
-        message
-      })))
+      const receipts = yield* outbox.toDevices({ devices, origin: "notification", itemId, purpose: "alert", message })
       return receipts.length
     })
 
@@ -205,7 +197,7 @@ export class Apps extends Context.Service<Apps, {
       notify: boolean
     ) {
       const userId = actor.userId
-      const { app, pushes } = yield* repo.withTransaction(Effect.gen(function*() {
+      const { app, pushes } = yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* added(userId, id)
         // The caller must belong to the target (else 404, like any team route); the row lock keeps them in it.
         const target = teamId === null ? undefined : yield* membership.require(userId, teamId, "member", { forUpdate: true })

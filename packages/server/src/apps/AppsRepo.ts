@@ -86,8 +86,8 @@ export class AppsRepo extends Context.Service<AppsRepo, {
   readonly setViewer: (viewerId: string, id: string, patch: ViewerPatch) => Effect.Effect<void>
   /** The team's members but `except`, and the name of `except`. */
   readonly teamAudience: (teamId: string, except: string) => Effect.Effect<{ readonly userIds: ReadonlyArray<string>; readonly actorName: string }>
-  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/apps/AppsRepo") {
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>()("herald/AppsRepo") {
   static readonly layer = Layer.effect(AppsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -183,7 +183,7 @@ export class AppsRepo extends Context.Service<AppsRepo, {
           Effect.map((row) => ({ userIds: row.userIds, actorName: row.actorName ?? "Someone" })),
           Effect.orDie
         ),
-      withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
     })
   }))
 }

@@ -33,7 +33,7 @@ export class BrowserSessions extends Context.Service<BrowserSessions, {
   readonly publicUrl: string
   /** Its origin, which a browser request's `Origin` must equal. */
   readonly publicOrigin: string
-}>()("herald/auth/BrowserSessions") {
+}>()("herald/BrowserSessions") {
   static readonly layerNoDeps = Layer.effect(BrowserSessions, Effect.gen(function*() {
     const repo = yield* SessionsRepo
     const credentials = yield* Credentials

@@ -59,7 +59,7 @@ export class EmailSignIn extends Context.Service<EmailSignIn, {
   readonly request: (email: string, next: string | undefined) => Effect.Effect<Requested, ValidationFailed>
   /** One round of the worker: waits for requests, then mails (or logs) a link for each with an account. */
   readonly deliver: Effect.Effect<void>
-}>()("herald/auth/EmailSignIn") {
+}>()("herald/EmailSignIn") {
   static readonly layerNoDeps = Layer.effect(EmailSignIn, Effect.gen(function*() {
     const repo = yield* SignInRepo
     const identity = yield* Identity

@@ -25,7 +25,7 @@ export class Mailer extends Context.Service<Mailer, {
   readonly send: Option.Option<(mail: Mail) => Effect.Effect<void, MailFailed>>
   /** The `From` of every mail. */
   readonly from: string
-}>()("herald/auth/Mailer") {
+}>()("herald/Mailer") {
   static readonly layerNoDeps = Layer.effect(Mailer, Effect.gen(function*() {
     const config = yield* SignInConfig
     const { publicUrl } = yield* AppConfig

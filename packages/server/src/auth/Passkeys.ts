@@ -29,7 +29,7 @@ import {
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Identity } from "../identity/Identity.ts"
-import { isUniqueViolation } from "../identity/Repo.ts"
+import { isUniqueViolation } from "../identity/IdentityRepo.ts"
 import { makeId } from "../lib/Ids.ts"
 import { BrowserSessions } from "./BrowserSessions.ts"
 import type { Opened } from "./BrowserSessions.ts"
@@ -76,7 +76,7 @@ export class Passkeys extends Context.Service<Passkeys, {
   ) => Effect.Effect<SignedIn, Unauthorized>
   readonly rpId: string
   readonly origin: string
-}>()("herald/auth/Passkeys") {
+}>()("herald/Passkeys") {
   static readonly layerNoDeps = Layer.effect(Passkeys, Effect.gen(function*() {
     const repo = yield* PasskeysRepo
     const signInRepo = yield* SignInRepo

@@ -42,7 +42,7 @@ export class PasskeysRepo extends Context.Service<PasskeysRepo, {
   /** Records a sign-in: the new counter, when the stored one is still `previous` (a concurrent use loses). */
   readonly markUsed: (id: string, previous: number, counter: number) => Effect.Effect<boolean>
   readonly remove: (userId: string, id: string) => Effect.Effect<boolean>
-}>()("herald/auth/PasskeysRepo") {
+}>()("herald/PasskeysRepo") {
   static readonly layer = Layer.effect(PasskeysRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -1,5 +1,5 @@
 /**
- * SQL of a person's sessions beyond authentication (identity/Repo.ts finds
+ * SQL of a person's sessions beyond authentication (auth/CredentialsRepo.ts finds
  * them by hash): opening a browser session with its expiry and user agent,
  * listing the live ones, revoking one of the person's own. Every statement is
  * scoped by `user_id`.
@@ -30,7 +30,7 @@ export class SessionsRepo extends Context.Service<SessionsRepo, {
   readonly listLive: (userId: string, limit: number) => Effect.Effect<ReadonlyArray<SessionRow>>
   /** Revokes the person's session; none when it is not theirs (or unknown). */
   readonly revokeOwn: (userId: string, sessionId: string) => Effect.Effect<Option.Option<string>>
-}>()("herald/auth/SessionsRepo") {
+}>()("herald/SessionsRepo") {
   static readonly layer = Layer.effect(SessionsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -31,7 +31,7 @@ export class SignInRepo extends Context.Service<SignInRepo, {
   readonly spendChallenge: (id: string, purpose: ChallengePurpose) => Effect.Effect<Option.Option<typeof Spent.Type>>
   /** Deletes expired challenges and e-mail windows older than `windowSeconds`, up to `limit` of each; how many. */
   readonly deleteExpired: (windowSeconds: number, limit: number) => Effect.Effect<number>
-}>()("herald/auth/SignInRepo") {
+}>()("herald/SignInRepo") {
   static readonly layer = Layer.effect(SignInRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

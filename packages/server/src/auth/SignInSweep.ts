@@ -16,7 +16,7 @@ export class SignInSweep extends Context.Service<SignInSweep, {
   readonly every: Duration.Duration
   /** One pass: how many rows it deleted. */
   readonly sweep: Effect.Effect<number>
-}>()("herald/auth/SignInSweep") {
+}>()("herald/SignInSweep") {
   static readonly layerNoDeps = Layer.effect(SignInSweep, Effect.gen(function*() {
     const repo = yield* SignInRepo
     const sweep = Effect.gen(function*() {

@@ -1,16 +1,13 @@
 /**
- * Sign-in's services (issue 32) over their SQL, the mailer and the settings:
- * browser sessions, one-time links (also `herald admin session link`'s),
- * e-mailed links, passkeys and the sweep. Needs Identity (and its
- * Credentials) and SqlClient.
+ * Sign-in's services (issue 32) over their SQL: browser sessions, one-time links (also `herald admin session link`'s),
+ * e-mailed links, passkeys and the sweep. Identity, the mailer and the
+ * settings are the platform's.
  */
 import { Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { SignInLinks } from "../oauth/SignInLinks.ts"
 import { SignInLinksRepo } from "../oauth/SignInLinksRepo.ts"
 import { BrowserSessions } from "./BrowserSessions.ts"
 import { EmailSignIn } from "./EmailSignIn.ts"
-import { Mailer } from "./Mailer.ts"
 import { Passkeys } from "./Passkeys.ts"
 import { PasskeysRepo } from "./PasskeysRepo.ts"
 import { SessionsRepo } from "./SessionsRepo.ts"
@@ -20,6 +17,5 @@ import { SignInSweep } from "./SignInSweep.ts"
 export const SignInLayer = Layer.mergeAll(EmailSignIn.layerNoDeps, Passkeys.layerNoDeps, SignInSweep.layerNoDeps).pipe(
   Layer.provideMerge(SignInLinks.layerNoDeps),
   Layer.provideMerge(BrowserSessions.layerNoDeps),
-  Layer.provideMerge(Layer.mergeAll(SignInRepo.layer, PasskeysRepo.layer, SessionsRepo.layer, SignInLinksRepo.layer, Mailer.layer)),
-  Layer.provideMerge(AppConfig.layer)
+  Layer.provideMerge(Layer.mergeAll(SignInRepo.layer, PasskeysRepo.layer, SessionsRepo.layer, SignInLinksRepo.layer))
 )

@@ -6,7 +6,7 @@
 import { BillingOverview, Entitlement, RateLimitStatus } from "@herald/api"
 import type { AgentPrincipal } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
-import { BillingRepo } from "./Repo.ts"
+import { BillingRepo } from "./BillingRepo.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import type { Decision } from "./RateLimiter.ts"
 

@@ -61,7 +61,7 @@ export class RateLimitRepo extends Context.Service<RateLimitRepo, {
   readonly times: (key: string) => Effect.Effect<BudgetTimes | undefined>
   /** Deletes the rows whose budgets are all whole at `now` (they behave exactly like absent ones). */
   readonly sweep: (now: number) => Effect.Effect<void>
-}>()("herald/billing/RateLimitRepo") {
+}>()("herald/RateLimitRepo") {
   static readonly layer = Layer.effect(RateLimitRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

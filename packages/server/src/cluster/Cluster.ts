@@ -10,8 +10,8 @@
  * runner registry. Either way timers are polled every 500 ms, which keeps
  * expiry within a second of its deadline, and replies every 100 ms.
  *
- * Built once per process: the layer graph (runtime/Server.ts) names this one
- * value wherever entities live, and layers are shared by reference.
+ * Built once per process: a service of the platform (runtime/Platform.ts),
+ * which every capability layer whose entities live here is built on.
  */
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { Context, Duration, Effect, Layer, Option } from "effect"

@@ -58,7 +58,7 @@ export class Callbacks extends Context.Service<Callbacks, {
     CallbackAccess,
     NotFound | CallbackInvalid
   >
-}>()("herald/connectors/Callbacks") {
+}>()("herald/Callbacks") {
   static readonly layerNoDeps = Layer.effect(Callbacks, Effect.gen(function*() {
     const repo = yield* ConnectorsRepo
     const secrets = yield* ServerSecrets

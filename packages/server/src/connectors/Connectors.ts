@@ -8,6 +8,7 @@ import { Connector, ConnectorCreated, ConnectorList, LimitReached, NotFound } fr
 import type { CreateConnectorRequest, UpdateConnectorRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { CONNECTORS_MAX_PER_PERSON } from "../config/Limits.ts"
+import { checkLimit } from "../db/AccountLocks.ts"
 import { makeId } from "../lib/Ids.ts"
 import { ConnectorWatch } from "../watch/ConnectorWatch.ts"
 import { Callbacks, generateCallbackSecret } from "./Callbacks.ts"
@@ -65,13 +66,11 @@ export class Connectors extends Context.Service<Connectors, {
       const secretSealed = yield* callbacks.sealFor(id, callbackSecret)
       const at = yield* nowIso
       const row = yield* repo.inTransaction(Effect.gen(function*() {
-        const count = yield* repo.countLocked(userId)
-        if (count >= CONNECTORS_MAX_PER_PERSON) {
-          return yield* new LimitReached({
-            error: `A person keeps at most ${CONNECTORS_MAX_PER_PERSON} connectors.`,
-            limit: CONNECTORS_MAX_PER_PERSON
-          })
-        }
+        yield* checkLimit({
+          count: repo.countLocked(userId),
+          limit: CONNECTORS_MAX_PER_PERSON,
+          error: `A person keeps at most ${CONNECTORS_MAX_PER_PERSON} connectors.`
+        })
         const inserted = yield* repo.insert({
           id,
           userId,

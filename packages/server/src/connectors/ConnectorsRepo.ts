@@ -8,7 +8,7 @@
 import { ConnectorRoute } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { lockAccount } from "../db/AccountLocks.ts"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -40,9 +40,6 @@ export interface ConnectorChanges {
   readonly routes?: ReadonlyArray<ConnectorRoute>
   readonly oncallGroupId?: string | null
 }
-
-/** Connectors per person: their own advisory-lock space. */
-const CONNECTORS_LOCK = 0x434e
 
 const Owned = Schema.Struct({ userId: Schema.String, id: Schema.String })
 
@@ -93,14 +90,6 @@ export class ConnectorsRepo extends Context.Service<ConnectorsRepo, {
       Result: ConnectorRow,
       execute: ({ id, userId }) => sql`SELECT ${columns} FROM connectors c WHERE c.id = ${id} AND c.user_id = ${userId}`
     })
-    const countLocked = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: (userId) =>
-        lockAccount(sql, CONNECTORS_LOCK, userId).pipe(
-          Effect.andThen(sql`SELECT count(*)::int AS n FROM connectors WHERE user_id = ${userId}`)
-        )
-    })
     const rowOrNone = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       SqlSchema.findOneOption({ Request: Schema.Void, Result: ConnectorRow, execute: () => statement })(undefined).pipe(Effect.map(opt), die)
 
@@ -114,7 +103,8 @@ export class ConnectorsRepo extends Context.Service<ConnectorsRepo, {
       inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
       list: (userId) => die(list(userId)),
       find: (userId, id) => find({ userId, id }).pipe(Effect.map(opt), die),
-      countLocked: (userId) => countLocked(userId).pipe(Effect.map((row) => row.n), die),
+      countLocked: (userId) =>
+        countLocked(sql, LockSpace.connectors, userId, sql`SELECT count(*)::int AS n FROM connectors WHERE user_id = ${userId}`),
       insert: (row) =>
         rowOrNone(sql`INSERT INTO connectors (id, user_id, name, routes, oncall_group_id, secret_sealed, created_at, updated_at)
           VALUES (${row.id}, ${row.userId}, ${row.name}, ${JSON.stringify(row.routes)}::jsonb, ${row.oncallGroupId},

@@ -26,7 +26,7 @@ export class Passes extends Context.Service<Passes, {
   readonly issue: (personId: string, connectorId: string) => Effect.Effect<ConnectorPass, NotFound>
   /** Agent API (the gateway, as the connector's owner): consume a pass or revalidate a session. */
   readonly access: (ownerId: string, connectorId: string, input: ConnectorAccessRequest) => Effect.Effect<ConnectorAccess, PassInvalid>
-}>()("herald/connectors/Passes") {
+}>()("herald/Passes") {
   static readonly layer = Layer.effect(Passes, Effect.gen(function*() {
     const repo = yield* ConnectorsRepo
 

@@ -22,7 +22,7 @@ const headersOf = (row: PendingDeliveryRow, timestampSeconds: number): Record<st
 
 export class PendingDeliveries extends Context.Service<PendingDeliveries, {
   readonly list: (userId: string, connectorId: string, limit: number | undefined) => Effect.Effect<ConnectorDeliveryList, NotFound>
-}>()("herald/connectors/PendingDeliveries") {
+}>()("herald/PendingDeliveries") {
   static readonly layerNoDeps = Layer.effect(PendingDeliveries, Effect.gen(function*() {
     const repo = yield* PendingDeliveriesRepo
     const list = Effect.fn("PendingDeliveries.list")(function*(userId: string, connectorId: string, limit: number | undefined) {

@@ -23,7 +23,7 @@ export class PendingDeliveriesRepo extends Context.Service<PendingDeliveriesRepo
   readonly owns: (userId: string, connectorId: string) => Effect.Effect<boolean>
   /** The connector's unused deliveries, oldest first. */
   readonly pending: (connectorId: string, limit: number) => Effect.Effect<ReadonlyArray<PendingDeliveryRow>>
-}>()("herald/connectors/PendingDeliveriesRepo") {
+}>()("herald/PendingDeliveriesRepo") {
   static readonly layer = Layer.effect(PendingDeliveriesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const owns = SqlSchema.findAll({

@@ -43,7 +43,7 @@ export class ConnectorTargets extends Context.Service<ConnectorTargets, {
    * why it cannot (the connector is gone, or its routes no longer cover the path), or undefined once recorded.
    */
   readonly record: (deliveryId: string, url: string, body: string) => Effect.Effect<string | undefined>
-}>()("herald/connectors/ConnectorTargets") {
+}>()("herald/ConnectorTargets") {
   static readonly layer = Layer.effect(ConnectorTargets, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const routesOf = SqlSchema.findAll({

@@ -8,7 +8,7 @@
 import { Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { loader } from "../../../../migrations/index.ts"
-import { ReadinessRepo } from "./Readiness.ts"
+import { ReadinessRepo } from "./ReadinessRepo.ts"
 
 const MigrationLockKey = 0x4865_7261 // "Hera"
 

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto"
 export class ServerSecrets extends Context.Service<ServerSecrets, {
   /** The 32-byte key stored under `name` (hex), made and stored by the first caller. */
   readonly key: (name: string) => Effect.Effect<string>
-}>()("herald/db/ServerSecrets") {
+}>()("herald/ServerSecrets") {
   static readonly layer = Layer.effect(ServerSecrets, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const secret = SqlSchema.findOne({

@@ -119,7 +119,7 @@ export class TableMaintenance extends Context.Service<TableMaintenance, {
   readonly every: Duration.Duration
   /** One pass over `tables` (default: QUEUE_TABLES). */
   readonly pass: (tables?: ReadonlyArray<string>) => Effect.Effect<PassReport>
-}>()("herald/db/TableMaintenance") {
+}>()("herald/TableMaintenance") {
   static readonly layerNoDeps = Layer.effect(TableMaintenance, Effect.gen(function*() {
     const repo = yield* TableMaintenanceRepo
     const config = yield* MaintenanceConfig

@@ -31,7 +31,7 @@ export class TableMaintenanceRepo extends Context.Service<TableMaintenanceRepo, 
   readonly vacuum: (table: string) => Effect.Effect<void, SqlError.SqlError>
   /** ANALYZE of one table, on a connection of its own. */
   readonly analyze: (table: string) => Effect.Effect<void, SqlError.SqlError>
-}>()("herald/db/TableMaintenanceRepo") {
+}>()("herald/TableMaintenanceRepo") {
   static readonly layer = Layer.effect(TableMaintenanceRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

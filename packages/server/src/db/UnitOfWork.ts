@@ -65,7 +65,7 @@ interface Unit {
   closed: boolean
 }
 
-const CurrentUnit = Context.Reference<Unit | undefined>("herald/db/CurrentUnit", { defaultValue: () => undefined })
+const CurrentUnit = Context.Reference<Unit | undefined>("herald/CurrentUnit", { defaultValue: () => undefined })
 
 /**
  * Writes `rows` with `writer`: into the current unit of work when there is one

@@ -57,7 +57,7 @@ export class ChannelRepo extends Context.Service<ChannelRepo, {
   readonly fallbackOwner: (interactionId: string) => Effect.Effect<string | undefined>
   /** Pending prompts to mail whose timer is not stored (a crash between the commit and the timer). */
   readonly missingTimers: Effect.Effect<ReadonlyArray<{ readonly interactionId: string; readonly dueAt: string }>>
-}>()("herald/email/ChannelRepo") {
+}>()("herald/ChannelRepo") {
   static readonly layer = Layer.effect(ChannelRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -25,7 +25,7 @@ export class EmailChannels extends Context.Service<EmailChannels, {
   readonly put: (userId: string, input: PutEmailChannelRequest) => Effect.Effect<EmailChannel, ValidationFailed>
   /** The verification link was confirmed: true when the account's address is still the one it was for. */
   readonly confirm: (userId: string, hash: string) => Effect.Effect<boolean>
-}>()("herald/email/EmailChannels") {
+}>()("herald/EmailChannels") {
   static readonly layerNoDeps = Layer.effect(EmailChannels, Effect.gen(function*() {
     const repo = yield* ChannelRepo
     const outbox = yield* MailOutbox

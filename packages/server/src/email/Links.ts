@@ -36,7 +36,7 @@ export class EmailLinks extends Context.Service<EmailLinks, {
   readonly sign: (claims: LinkClaims) => string
   /** The claims of a well-formed, correctly signed token (expired or not); undefined otherwise. */
   readonly verify: (token: string) => LinkClaims | undefined
-}>()("herald/email/EmailLinks") {
+}>()("herald/EmailLinks") {
   static readonly layerNoDeps = Layer.effect(EmailLinks, Effect.gen(function*() {
     const key = Buffer.from(yield* Effect.flatMap(ServerSecrets, (s) => s.key("email-links")), "hex")
     const mac = (payload: string) => createHmac("sha256", key).update(payload).digest("base64url").slice(0, SIGNATURE_CHARS)

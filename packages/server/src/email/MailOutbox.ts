@@ -64,7 +64,7 @@ export class MailOutbox extends Context.Service<MailOutbox, {
   readonly drain: Effect.Effect<void>
   /** Whether mail can be sent at all (`HERALD_SMTP_URL`). */
   readonly configured: boolean
-}>()("herald/email/MailOutbox") {
+}>()("herald/MailOutbox") {
   static readonly layerNoDeps = Layer.effect(MailOutbox, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const mailer = yield* Mailer

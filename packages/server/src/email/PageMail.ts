@@ -24,7 +24,7 @@ export interface MailedPage {
 export class PageMail extends Context.Service<PageMail, {
   /** Queues the page's mail to each of `userIds` whose channel takes pages (in the caller's transaction). */
   readonly queue: (page: MailedPage, groupName: string, userIds: ReadonlyArray<string>) => Effect.Effect<void>
-}>()("herald/email/PageMail") {
+}>()("herald/PageMail") {
   static readonly layerNoDeps = Layer.effect(PageMail, Effect.gen(function*() {
     const channels = yield* ChannelRepo
     const outbox = yield* MailOutbox

@@ -24,7 +24,7 @@ import { Deadline } from "../cluster/Deadline.ts"
 import * as EntityCalls from "../cluster/EntityCalls.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Prompt } from "../interactions/PromptProtocol.ts"
-import { InteractionsRepo } from "../interactions/Repo.ts"
+import { InteractionsRepo } from "../interactions/InteractionsRepo.ts"
 import { ChannelRepo } from "./ChannelRepo.ts"
 import type { Recipient } from "./ChannelRepo.ts"
 import { EmailLinks } from "./Links.ts"
@@ -57,7 +57,7 @@ export class PromptMail extends Context.Service<PromptMail, {
   readonly rescheduleMissing: Effect.Effect<void>
   /** Forgets the cached settings of a person (they changed them). */
   readonly invalidate: (userId: string) => Effect.Effect<void>
-}>()("herald/email/PromptMail") {
+}>()("herald/PromptMail") {
   static readonly layerNoDeps = Layer.effect(PromptMail, Effect.gen(function*() {
     const channels = yield* ChannelRepo
     const interactions = yield* InteractionsRepo

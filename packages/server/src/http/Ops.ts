@@ -14,7 +14,7 @@ import { PrometheusMetrics } from "effect/observability"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { MetricsConfig } from "../config/MetricsConfig.ts"
 import { latestKnownMigration } from "../db/Migrations.ts"
-import { ReadinessRepo } from "../db/Readiness.ts"
+import { ReadinessRepo } from "../db/ReadinessRepo.ts"
 
 const dbUp = Metric.gauge("herald_db_up", { description: "1 when the last readiness probe reached the database." })
 

@@ -13,8 +13,8 @@
 import { IdempotencyKeyInUse, IdempotencyKeyReused } from "@herald/api"
 import { Context, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { canonicalSha256 } from "../lib/Canonical.ts"
-import { IdempotencyRepo } from "./Repo.ts"
-import type { KeyRef } from "./Repo.ts"
+import { IdempotencyRepo } from "./IdempotencyRepo.ts"
+import type { KeyRef } from "./IdempotencyRepo.ts"
 
 /** decisions.md: the replay window. */
 export const replayWindow = Duration.hours(24)
@@ -40,6 +40,17 @@ export class Idempotency extends Context.Service<Idempotency, {
     schema: Schema.Codec<A, I>,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<Outcome<A>, E | IdempotencyKeyReused | IdempotencyKeyInUse, R>
+  /**
+   * An idempotent create (every create route that takes `Idempotency-Key`):
+   * without a key `effect` just runs; with one it runs under `run`'s rules and
+   * a replayed answer is given as `replay` makes it (the route's `…Replay`).
+   */
+  readonly create: <A, I, B, E, R>(
+    ref: Omit<KeyRef, "key"> & { readonly key: string | undefined; readonly body: unknown },
+    schema: Schema.Codec<A, I>,
+    effect: Effect.Effect<A, E, R>,
+    replay: (value: A) => B
+  ) => Effect.Effect<A | B, E | IdempotencyKeyReused | IdempotencyKeyInUse, R>
   /** Deletes keys past the replay window (they are replaced on use anyway): a worker runs it every `purgeEvery`. */
   readonly purge: Effect.Effect<void>
   readonly purgeEvery: Duration.Duration
@@ -99,7 +110,17 @@ export class Idempotency extends Context.Service<Idempotency, {
       )
 
     // Keys past the window are replaced on use; the purge keeps the table small.
-    return Idempotency.of({ run, purge: Effect.asVoid(repo.purge(window.replaySeconds)), purgeEvery: Duration.hours(1) })
+    const create = <A, I, B, E, R>(
+      ref: Omit<KeyRef, "key"> & { readonly key: string | undefined; readonly body: unknown },
+      schema: Schema.Codec<A, I>,
+      effect: Effect.Effect<A, E, R>,
+      replay: (value: A) => B
+    ): Effect.Effect<A | B, E | IdempotencyKeyReused | IdempotencyKeyInUse, R> =>
+      ref.key === undefined
+        ? effect
+        : Effect.map(run({ ...ref, key: ref.key }, schema, effect), (outcome) => outcome.replayed ? replay(outcome.value) : outcome.value)
+
+    return Idempotency.of({ run, create, purge: Effect.asVoid(repo.purge(window.replaySeconds)), purgeEvery: Duration.hours(1) })
   }))
 
   static readonly layer = Idempotency.layerNoDeps.pipe(Layer.provide(IdempotencyRepo.layer))

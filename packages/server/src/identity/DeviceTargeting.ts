@@ -8,10 +8,10 @@
 import { NotFound } from "@herald/api"
 import { Array as Arr, Context, Effect, Layer } from "effect"
 import { batched } from "../db/Batching.ts"
-import { IdentityRepo } from "./Repo.ts"
-import type { TargetDevice } from "./Repo.ts"
+import { IdentityRepo } from "./IdentityRepo.ts"
+import type { TargetDevice } from "./IdentityRepo.ts"
 
-export type { TargetDevice } from "./Repo.ts"
+export type { TargetDevice } from "./IdentityRepo.ts"
 
 const deviceNotFound = new NotFound({ error: "Device not found." })
 

@@ -3,27 +3,43 @@
  * devices. No HTTP here; handlers in http.ts and appHttp.ts call these.
  */
 import {
+  ApiToken,
   ApiTokenList,
   Conflict,
   Device,
   NotFound,
+  OauthClient,
   Person,
   SessionCreated,
   TokenCreated,
   TokenStatus,
   ValidationFailed
 } from "@herald/api"
-import type { CreateTokenRequest, RegisterDeviceRequest, Scope, TokensQuery } from "@herald/api"
+import type { AgentPrincipal, CreateTokenRequest, RegisterDeviceRequest, SandboxDelivery, Scope, TokensQuery } from "@herald/api"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { Credentials } from "../auth/Credentials.ts"
 import { displayPrefix, generateSecret, hashSecret } from "../auth/Secrets.ts"
 import { TOKENS_LIST_LIMIT } from "../config/Limits.ts"
 import { WebhookConfig } from "../config/WebhookConfig.ts"
+import { ClientsRepo } from "../oauth/ClientsRepo.ts"
+import { GrantsRepo } from "../oauth/GrantsRepo.ts"
+import { OutboxRepo } from "../push/OutboxRepo.ts"
+import { SandboxRepo } from "../push/SandboxRepo.ts"
 import { normalizedKeys, subscriptionIssues } from "../push/WebPushSubscriptions.ts"
 import { makeId } from "../lib/Ids.ts"
-import { IdentityRepo, isUniqueViolation } from "./Repo.ts"
+import { IdentityRepo, isUniqueViolation } from "./IdentityRepo.ts"
+import type { TokenRow } from "./IdentityRepo.ts"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/** The contract's record of a stored token, its OAuth client named from `clientNames` (none when it has no client). */
+const apiToken = ({ oauthClientId, ...row }: TokenRow, clientNames: ReadonlyMap<string, string>): ApiToken => {
+  const clientName = oauthClientId === null ? undefined : clientNames.get(oauthClientId)
+  return new ApiToken({
+    ...row,
+    oauthClient: oauthClientId === null || clientName === undefined ? null : new OauthClient({ clientId: oauthClientId, name: clientName })
+  })
+}
 
 const notFound = (what: string) => new NotFound({ error: `${what} not found.` })
 
@@ -31,7 +47,8 @@ export class Identity extends Context.Service<Identity, {
   readonly createUser: (input: { email: string; name: string }) => Effect.Effect<Person, ValidationFailed | Conflict>
   readonly createSession: (user: string) => Effect.Effect<SessionCreated, NotFound>
   readonly me: (userId: string) => Effect.Effect<Person, NotFound>
-  readonly tokenStatus: (tokenId: string) => Effect.Effect<TokenStatus, NotFound>
+  /** The calling token, as it authenticated this request. */
+  readonly tokenStatus: (agent: AgentPrincipal) => TokenStatus
   readonly createToken: (userId: string, input: CreateTokenRequest) => Effect.Effect<TokenCreated, ValidationFailed>
   readonly listTokens: (userId: string, query: TokensQuery) => Effect.Effect<ApiTokenList>
   readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<void, NotFound>
@@ -40,10 +57,16 @@ export class Identity extends Context.Service<Identity, {
   readonly registerDevice: (userId: string, input: RegisterDeviceRequest) => Effect.Effect<Device, ValidationFailed>
   readonly renameDevice: (userId: string, deviceId: string, deviceName: string | null) => Effect.Effect<Device, NotFound>
   readonly setPushToStartToken: (userId: string, deviceId: string, token: string) => Effect.Effect<Device, NotFound>
+  /** What the sandbox provider recorded for the person's own device, oldest first. */
+  readonly sandboxDeliveries: (userId: string, deviceId: string) => Effect.Effect<ReadonlyArray<SandboxDelivery>, NotFound>
 }>()("herald/Identity") {
   static readonly layerNoDeps = Layer.effect(Identity, Effect.gen(function*() {
     const repo = yield* IdentityRepo
     const credentials = yield* Credentials
+    const grants = yield* GrantsRepo
+    const clients = yield* ClientsRepo
+    const outbox = yield* OutboxRepo
+    const sandbox = yield* SandboxRepo
     // A browser's push endpoint is a user-supplied URL: the reply webhooks' address rules judge it.
     const { allowPrivateNetwork } = yield* WebhookConfig
 
@@ -79,36 +102,31 @@ export class Identity extends Context.Service<Identity, {
       }))
     })
 
-    // On every `GET /auth/status`: served from the credential cache (the token
-    // just authenticated this request), without a span of its own. The record
-    // is rebuilt only when the token's view changes (`lastUsedAt` moves at
-    // most once a second; a token's other fields never change), not on every request.
+    // On every `GET /auth/status`: from the principal (the token as this
+    // request authenticated it), so it needs no lookup and no cache hit. The
+    // record is rebuilt only when the token's view changes (`lastUsedAt`
+    // moves at most once a second; a token's other fields never change).
     const statusCache = new Map<string, { readonly lastUsedAt: string | null; readonly status: TokenStatus }>()
-    const tokenStatus = (tokenId: string) => {
-      const described = credentials.describe(tokenId)
-      if (Option.isNone(described)) return Effect.fail(notFound("Token"))
-      const token = described.value
-      const cached = statusCache.get(tokenId)
-      if (cached !== undefined && cached.lastUsedAt === token.lastUsedAt) {
-        return Effect.succeed(cached.status)
-      }
+    const tokenStatus = (agent: AgentPrincipal): TokenStatus => {
+      const cached = statusCache.get(agent.tokenId)
+      if (cached !== undefined && cached.lastUsedAt === agent.tokenLastUsedAt) return cached.status
       const status = new TokenStatus({
         authenticated: true,
-        userId: token.userId,
+        userId: agent.userId,
         token: {
-          id: token.id,
-          name: token.name,
-          prefix: token.prefix,
-          scopes: token.scopes,
-          createdAt: token.createdAt,
-          lastUsedAt: token.lastUsedAt,
-          expiresAt: token.expiresAt
+          id: agent.tokenId,
+          name: agent.tokenName,
+          prefix: agent.tokenPrefix,
+          scopes: agent.scopes,
+          createdAt: agent.tokenCreatedAt,
+          lastUsedAt: agent.tokenLastUsedAt,
+          expiresAt: agent.tokenExpiresAt
         }
       })
       // Bounded like the credential cache it mirrors.
       if (statusCache.size >= 10_000) statusCache.clear()
-      statusCache.set(tokenId, { lastUsedAt: token.lastUsedAt, status })
-      return Effect.succeed(status)
+      statusCache.set(agent.tokenId, { lastUsedAt: agent.tokenLastUsedAt, status })
+      return status
     }
 
     const createToken = Effect.fn("Identity.createToken")(function*(userId: string, input: CreateTokenRequest) {
@@ -122,7 +140,7 @@ export class Identity extends Context.Service<Identity, {
       }
       const secret = generateSecret("hld")
       const scopes = [...new Set<Scope>(input.scopes)]
-      const token = yield* repo.insertToken({
+      const row = yield* repo.insertToken({
         id: yield* makeId("tok"),
         userId,
         name: input.name,
@@ -131,17 +149,22 @@ export class Identity extends Context.Service<Identity, {
         scopes,
         expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString()
       })
-      return new TokenCreated({ token, secret })
+      return new TokenCreated({ token: apiToken(row, new Map()), secret })
     })
 
     const revokeToken = Effect.fn("Identity.revokeToken")(function*(userId: string, tokenId: string) {
       const revoked = yield* repo.revokeToken(userId, tokenId)
       if (Option.isNone(revoked)) return yield* notFound("Token")
       credentials.evict(tokenId)
+      // A revoked grant refuses its refresh tokens already (oauth/GrantsRepo.ts `findRefresh`); marked for the record.
+      if (revoked.value.kind === "oauth") yield* grants.revokeRefreshOf(tokenId)
     })
 
+    // A claim skips a queued push whose device is gone, so settling it second leaves no window in
+    // which it could go; were settling to fail, the outbox's orphan sweep settles it later.
     const removeDevice = Effect.fn("Identity.removeDevice")(function*(userId: string, deviceId: string) {
       if (!(yield* repo.deleteDevice(userId, deviceId))) return yield* notFound("Device")
+      yield* outbox.settleRemovedDevice(deviceId)
     })
 
     const registerDevice = Effect.fn("Identity.registerDevice")(function*(userId: string, input: RegisterDeviceRequest) {
@@ -198,12 +221,23 @@ export class Identity extends Context.Service<Identity, {
       }
     )
 
+    const sandboxDeliveries = (userId: string, deviceId: string) =>
+      Effect.flatMap(sandbox.listForUserDevice(userId, deviceId), Option.match({
+        onNone: () => Effect.fail(notFound("Device")),
+        onSome: Effect.succeed
+      }))
+
     // One row past the page says whether another page follows.
     const listTokens = (userId: string, query: TokensQuery) => {
       const limit = query.limit ?? TOKENS_LIST_LIMIT.default
-      return Effect.map(repo.listTokens({ userId, cursor: query.cursor ?? null, limit: limit + 1 }), (rows) => {
-        const items = rows.slice(0, limit)
-        return new ApiTokenList({ items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null })
+      return Effect.flatMap(repo.listTokens({ userId, cursor: query.cursor ?? null, limit: limit + 1 }), (rows) => {
+        const page = rows.slice(0, limit)
+        const clientIds = [...new Set(page.flatMap((row) => row.oauthClientId === null ? [] : [row.oauthClientId]))]
+        return Effect.map(clients.names(clientIds), (names) =>
+          new ApiTokenList({
+            items: page.map((row) => apiToken(row, names)),
+            nextCursor: rows.length > limit ? page[page.length - 1]!.id : null
+          }))
       })
     }
 
@@ -219,9 +253,13 @@ export class Identity extends Context.Service<Identity, {
       removeDevice,
       registerDevice,
       renameDevice,
-      setPushToStartToken
+      setPushToStartToken,
+      sandboxDeliveries
     })
-  }))
+  })).pipe(
+    // The other capabilities' repos it writes through (SQL only): its own to provide.
+    Layer.provide([ClientsRepo.layer, GrantsRepo.layer, OutboxRepo.layer, SandboxRepo.layer])
+  )
 
   static readonly layer = Identity.layerNoDeps.pipe(
     Layer.provide(WebhookConfig.layer),

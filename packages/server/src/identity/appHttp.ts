@@ -1,8 +1,7 @@
 /** Person API handlers of the identity capability. */
-import { AppApi, CurrentPerson, DeviceList, NotFound, ok, SandboxDeliveries, WebPushKey } from "@herald/api"
-import { Effect, Option } from "effect"
+import { AppApi, CurrentPerson, DeviceList, ok, SandboxDeliveries, WebPushKey } from "@herald/api"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SandboxRepo } from "../push/SandboxRepo.ts"
 import { WebPushKeys } from "../push/WebPushKeys.ts"
 import { Identity } from "./Identity.ts"
 
@@ -24,7 +23,6 @@ export const PersonTokensHandlers = HttpApiBuilder.group(AppApi, "tokens", Effec
 
 export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Effect.fn(function*(handlers) {
   const identity = yield* Identity
-  const sandbox = yield* SandboxRepo
   const webPushKeys = yield* WebPushKeys
   return handlers
     .handle("register", ({ payload }) =>
@@ -41,10 +39,7 @@ export const PersonDevicesHandlers = HttpApiBuilder.group(AppApi, "devices", Eff
     .handle("pushToStartToken", ({ params, payload }) =>
       Effect.flatMap(CurrentPerson, (person) => identity.setPushToStartToken(person.userId, params.id, payload.token)))
     .handle("deliveries", ({ params }) =>
-      Effect.flatMap(CurrentPerson, (person) => sandbox.listForUserDevice(person.userId, params.id)).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new NotFound({ error: "Device not found." })),
-          onSome: (items) => Effect.succeed(new SandboxDeliveries({ items }))
-        }))
+      Effect.flatMap(CurrentPerson, (person) => identity.sandboxDeliveries(person.userId, params.id)).pipe(
+        Effect.map((items) => new SandboxDeliveries({ items }))
       ))
 }))

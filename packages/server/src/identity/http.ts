@@ -7,7 +7,7 @@ import { Identity } from "./Identity.ts"
 export const AuthHandlers = HttpApiBuilder.group(AgentApi, "auth", Effect.fn(function*(handlers) {
   const identity = yield* Identity
   return handlers
-    .handle("status", () => Effect.flatMap(CurrentAgent, (agent) => identity.tokenStatus(agent.tokenId)).pipe(Effect.orDie))
+    .handle("status", () => Effect.map(CurrentAgent, identity.tokenStatus))
     .handle("revoke", () =>
       Effect.flatMap(CurrentAgent, (agent) => identity.revokeToken(agent.userId, agent.tokenId)).pipe(
         Effect.orDie,

@@ -7,7 +7,9 @@ import { BodyFormat, InboxNotificationDetail, InboxNotificationSummary, InboxOri
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
-import { INBOX_CHANNEL } from "./InboxSignals.ts"
+
+/** The NOTIFY channel of inbox changes (inbox/InboxSignals.ts listens on it). */
+export const INBOX_CHANNEL = "herald_inbox"
 
 /** The first key of the inbox's per-person advisory locks (the second is the person's hash). */
 const INBOX_LOCK_SPACE = 7_031

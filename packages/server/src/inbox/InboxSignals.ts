@@ -26,9 +26,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Queue } from "effect"
 import type { Scope } from "effect"
 import { randomBytes } from "node:crypto"
-
-/** The NOTIFY channel of inbox changes. */
-export const INBOX_CHANNEL = "herald_inbox"
+import { INBOX_CHANNEL } from "./InboxRepo.ts"
 
 /** Changes a stream may fall behind by before the oldest are dropped. */
 const STREAM_BACKLOG = 256
@@ -58,7 +56,7 @@ export class InboxSignals extends Context.Service<InboxSignals, {
   readonly open: (userId: string) => number
   /** Listens for the other processes' changes and hands them to the streams here; ends only when the connection fails. */
   readonly listen: Effect.Effect<void, unknown>
-}>()("herald/inbox/InboxSignals") {
+}>()("herald/InboxSignals") {
   static readonly layer = Layer.effect(InboxSignals, Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
     // The embedded database is served on a local socket (db/Embedded.ts): one process.

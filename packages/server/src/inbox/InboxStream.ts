@@ -31,7 +31,7 @@ export class InboxStream extends Context.Service<InboxStream, {
   readonly open: (person: PersonPrincipal) => Effect.Effect<Stream.Stream<Uint8Array>, RateLimited, Scope.Scope>
   /** Ends every stream, and any opened after (the server is shutting down). */
   readonly endAll: Effect.Effect<void>
-}>()("herald/inbox/InboxStream") {
+}>()("herald/InboxStream") {
   static readonly layerNoDeps = Layer.effect(InboxStream, Effect.gen(function*() {
     const signals = yield* InboxSignals
     const credentials = yield* Credentials

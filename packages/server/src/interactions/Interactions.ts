@@ -23,7 +23,7 @@ import type {
   ActivityCapacityExceeded,
   ServiceUnavailable
 } from "@herald/api"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { LiveActivities } from "../activities/LiveActivities.ts"
 import { AppAccess } from "../apps/AppAccess.ts"
 import { Credentials } from "../auth/Credentials.ts"
@@ -37,14 +37,14 @@ import type { MissingReference } from "../db/ForeignKeys.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { makeId } from "../lib/Ids.ts"
-import { Outbox } from "../push/Outbox.ts"
+import { Outbox, sentText } from "../push/Outbox.ts"
 import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 import { promptAlert } from "./PromptAlert.ts"
 import { Prompt } from "./PromptProtocol.ts"
 import { Reminders } from "./Reminders.ts"
 import { PromptMail } from "../email/PromptMail.ts"
-import { InteractionsRepo } from "./Repo.ts"
-import type { NewInteraction } from "./Repo.ts"
+import { InteractionsRepo } from "./InteractionsRepo.ts"
+import type { NewInteraction } from "./InteractionsRepo.ts"
 
 const notFound = new NotFound({ error: "Prompt not found." })
 
@@ -78,8 +78,7 @@ const defaultMismatch = (kind: Interaction["kind"], choices: ReadonlyArray<strin
 
 const createdMessage = (accepted: number, devices: number, queued: number, held = 0): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices. The prompt is pending."
-  const parts = [`Pending. Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
-  if (queued > 0) parts.push(`${queued} queued for retry.`)
+  const parts = ["Pending.", ...sentText({ accepted, queued }, devices)]
   // Quiet hours (quiet/QuietGate.ts): not sent until they end, unless the prompt is `urgent`.
   if (held > 0) parts.push(`${held} held for the person's quiet hours (send urgent: true to break through).`)
   parts.push("Use GET /interactions/{id}/wait for the answer.")
@@ -218,7 +217,7 @@ export class Interactions extends Context.Service<Interactions, {
           error: "No active device of the account can show an interactive live activity (interactiveLiveActivitiesCapable)."
         })
       }
-      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const sourceName = agent.tokenName
       const id = yield* makeId("int")
       const now = yield* Clock.currentTimeMillis
       const createdAt = new Date(now).toISOString()
@@ -259,23 +258,15 @@ export class Interactions extends Context.Service<Interactions, {
       }
       if (row.liveActivityId !== null) return yield* createCard(agent, { ...row, liveActivityId: row.liveActivityId }, cardDevices, appId)
       const message = promptAlert(row)
-      const pushes = devices.map((d) => ({
-        userId: d.userId,
-        deviceId: d.id,
-        origin: "interaction" as const,
-        itemId: id,
-        purpose: "alert" as const,
-        message,
-        // An urgent prompt breaks through quiet hours (quiet/QuietGate.ts).
-        ...(row.urgent ? { priority: "critical" as const } : {})
-      }))
+      // An urgent prompt breaks through quiet hours (quiet/QuietGate.ts).
+      const delivery = { devices, origin: "interaction", itemId: id, purpose: "alert", message, priority: row.urgent ? "critical" : undefined } as const
       // From the write on, the request runs to its end even if the caller goes
       // away: the expiry timer must exist and the pushes go out now.
       const { interaction, summary } = yield* Effect.gen(function*() {
         // The prompt, its inbox copy, feed entry and pushes: committed together, in one round trip.
         const [interaction, receiptIds] = yield* unit.commit(Effect.all([
           repo.insert(row),
-          outbox.enqueue(pushes, { sendNow: true }),
+          outbox.toDevices(delivery, { sendNow: true }),
           file(row, appId),
           mailDue === null ? Effect.void : emailFallback.record(id, agent.userId, mailDue)
         ])).pipe(Effect.catchTag("MissingReference", (e) => Effect.fail(missingReference(e))))
@@ -285,7 +276,7 @@ export class Interactions extends Context.Service<Interactions, {
           remind === null ? Effect.void : reminders.schedule(id, createdAt, remind.everySeconds, 1, expiresAt),
           mailDue === null ? Effect.void : emailFallback.schedule(id, mailDue)
         ], { concurrency: "unbounded", discard: true })
-        const summary = yield* outbox.sendNow(receiptIds)
+        const summary = yield* outbox.sendCommitted(receiptIds)
         return { interaction, summary }
       }).pipe(Effect.uninterruptible)
       return new InteractionCreated({

@@ -15,8 +15,8 @@ import { Entity } from "effect/cluster"
 import { PromptMail } from "../email/PromptMail.ts"
 import { Prompt } from "./PromptProtocol.ts"
 import { reminderNumber, Reminders } from "./Reminders.ts"
-import { InteractionsRepo } from "./Repo.ts"
-import type { Change } from "./Repo.ts"
+import { InteractionsRepo } from "./InteractionsRepo.ts"
+import type { Change } from "./InteractionsRepo.ts"
 import { Transitions } from "./Transitions.ts"
 
 const notPending = new InteractionNotPending({ error: "The prompt is no longer pending." })

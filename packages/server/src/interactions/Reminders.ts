@@ -22,7 +22,7 @@ import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { promptAlert } from "./PromptAlert.ts"
 import { Prompt } from "./PromptProtocol.ts"
-import { InteractionsRepo } from "./Repo.ts"
+import { InteractionsRepo } from "./InteractionsRepo.ts"
 import { RemindersRepo } from "./RemindersRepo.ts"
 
 /** How long another process may answer with a person's previous default. */
@@ -82,16 +82,9 @@ export class Reminders extends Context.Service<Reminders, {
         const message = promptAlert(target, n)
         const receipts = yield* interactions.inTransaction(Effect.gen(function*() {
           if (!(yield* repo.claim(id, n))) return []
-          return yield* outbox.enqueue(devices.map((d) => ({
-            userId: d.userId,
-            deviceId: d.id,
-            origin: "interaction" as const,
-            itemId: id,
-            purpose: "alert" as const,
-            message,
-            // An urgent prompt's reminders break through quiet hours, as its alert does.
-            ...(target.urgent ? { priority: "critical" as const } : {})
-          })))
+          // An urgent prompt's reminders break through quiet hours, as its alert does.
+          const priority = target.urgent ? "critical" : undefined
+          return yield* outbox.toDevices({ devices, origin: "interaction", itemId: id, purpose: "alert", message, priority })
         }))
         // The drain worker sends them: the entity's lock (an answer waits on it) is not held while providers answer.
         if (receipts.length > 0) yield* outbox.wake

@@ -13,9 +13,9 @@ import { withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { eventTypeOf } from "../webhooks/Payloads.ts"
-import { InteractionsRepo } from "./Repo.ts"
+import { InteractionsRepo } from "./InteractionsRepo.ts"
 import { PromptWakeups } from "./Wakeups.ts"
-import type { Change } from "./Repo.ts"
+import type { Change } from "./InteractionsRepo.ts"
 
 export class Transitions extends Context.Service<Transitions, {
   /** The prompt after the change; none when it was no longer pending (another change won). */
@@ -33,15 +33,7 @@ export class Transitions extends Context.Service<Transitions, {
     const retireAlert = (id: string) =>
       Effect.gen(function*() {
         const devices = yield* repo.retireAlerts(id)
-        const message = withdrawMessage(id)
-        const ids = yield* outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.deviceId,
-          origin: "interaction" as const,
-          itemId: id,
-          purpose: "withdraw" as const,
-          message
-        })))
+        const ids = yield* outbox.toDevices({ devices, origin: "interaction", itemId: id, purpose: "withdraw", message: withdrawMessage(id) })
         return ids.length
       })
 

@@ -15,7 +15,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Queue } from "effect"
 import { randomBytes } from "node:crypto"
 import { Prompt } from "./PromptProtocol.ts"
-import { PROMPTS_CHANNEL } from "./Repo.ts"
+import { PROMPTS_CHANNEL } from "./InteractionsRepo.ts"
 
 export class PromptWakeups extends Context.Service<PromptWakeups, {
   /** The NOTIFY payload announcing a change of prompt `id` made here. */

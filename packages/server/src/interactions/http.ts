@@ -22,16 +22,13 @@ export const InteractionsHandlers = HttpApiBuilder.group(AgentApi, "interactions
   return handlers
     .handle("list", () => Effect.flatMap(CurrentAgent, (agent) => Effect.map(interactions.pending(agent.userId), list)))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => {
-        const create = interactions.create(agent, payload)
-        const key = headers["idempotency-key"]
-        if (key === undefined) return create
-        return idempotency.run({ userId: agent.userId, route: "POST /interactions", key, body: payload }, InteractionCreated, create).pipe(
-          Effect.map(({ replayed, value }) =>
-            replayed ? new InteractionReplay({ ...value, idempotent: true }) : value
-          )
-        )
-      }))
+      Effect.flatMap(CurrentAgent, (agent) =>
+        idempotency.create(
+          { userId: agent.userId, route: "POST /interactions", key: headers["idempotency-key"], body: payload },
+          InteractionCreated,
+          interactions.create(agent, payload),
+          (value) => new InteractionReplay({ ...value, idempotent: true })
+        )))
     .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => interactions.get(agent.tokenId, params.id)))
     .handle("wait", ({ params, query }) =>
       Effect.flatMap(CurrentAgent, (agent) => interactions.wait(agent.tokenId, params.id, query.timeout)))

@@ -2,9 +2,9 @@
  * Who may use the MCP endpoint, decided at the HTTP level before the MCP
  * runtime sees a byte of the request, on every request of a session:
  *
- * - `Authorization: Bearer` with an API token (`hld_…`) or an OAuth access
- *   token (`hlo_…`), both through `Credentials.authenticateToken` (so a
- *   revoked token is refused on its next request). Missing or refused: 401
+ * - The bearer gate (auth/BearerGate.ts), shared with the Agent API:
+ *   `Authorization: Bearer` with an API token (`hld_…`) or an OAuth access
+ *   token (`hlo_…`) (a revoked token is refused on its next request). Missing or refused: 401
  *   with the `WWW-Authenticate` challenge that points an MCP client at the
  *   protected-resource metadata (RFC 9728) and the scopes to ask for, which is
  *   what makes a client start OAuth; `error="invalid_token"` when a token was
@@ -31,14 +31,12 @@
  * (`ScopeGate`).
  */
 import { CurrentAgent } from "@herald/api"
-import { Clock, Context, Effect, Schema } from "effect"
+import { Context, Effect, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { RateLimiter } from "../billing/RateLimiter.ts"
-import { appendRateLimitHeadersUnsafe } from "../billing/RateLimitHeaders.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { guardBody } from "../http/BodyGuard.ts"
-import { Credentials } from "../auth/Credentials.ts"
+import { makeBearerGate } from "../auth/BearerGate.ts"
 import { MCP_RESOURCE_METADATA_PATH, MCP_SCOPES } from "../oauth/McpScopes.ts"
 import { PROTOCOL_VERSION_HEADER, resumableFrom, withRuntimeSession } from "./McpRuntimeRoutes.ts"
 import { McpSessions, SESSION_ID_HEADER } from "./McpSessions.ts"
@@ -123,8 +121,7 @@ const bearerOf = (header: string): string => {
 
 /** The HTTP-level gate of the MCP routes (McpRoutes.ts), providing `CurrentAgent` to every MCP handler. */
 export const McpHttpAuth = HttpRouter.middleware<{ provides: CurrentAgent }>()(Effect.gen(function*() {
-  const credentials = yield* Credentials
-  const limiter = yield* RateLimiter
+  const gate = yield* makeBearerGate
   const sessions = yield* McpSessions
   const { publicUrl } = yield* AppConfig
   const missing = mcpChallenge(publicUrl, false)
@@ -141,46 +138,47 @@ export const McpHttpAuth = HttpRouter.middleware<{ provides: CurrentAgent }>()(E
       }
       const bearer = bearerOf(header)
       if (bearer === "") return Effect.succeed(unauthorized(refused, "Malformed Authorization header: send Authorization: Bearer <token>."))
-      return Effect.matchEffect(credentials.authenticateToken(bearer), {
-        onFailure: (e) => Effect.succeed(unauthorized(refused, e.error)),
-        // Authenticated: the body may be read now (to know whether it sends, and to guard it).
-        onSuccess: (token) =>
-          Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), (text) => {
-            const body = request.method === "POST" ? bodyUnits(text) : { batch: false, messages: 1, sends: 0 }
-            // A batch over the cap costs one request and runs nothing; otherwise every message and send, all or none.
-            const tooLong = body.batch && body.messages > MAX_BATCH_MESSAGES
-            const units = tooLong ? { requests: 1, sends: 0 } : { requests: body.messages, sends: body.sends }
-            return Effect.flatMap(limiter.takeUnits(token.id, units, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()), (outcome) => {
-              if (outcome.reported !== undefined) appendRateLimitHeadersUnsafe(fiber.context, outcome.reported)
-              if (!outcome.allowed) {
-                const error = rateLimitedMessage(outcome, units)
-                return Effect.succeed(HttpServerResponse.jsonUnsafe({ error, code: "RATE_LIMITED" }, { status: 429 }))
-              }
-              if (tooLong) return Effect.succeed(HttpServerResponse.jsonUnsafe(batchTooLong(body.messages), { status: 400 }))
-              const asAgent = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-                effect.pipe(
-                  Effect.provideService(CurrentAgent, { userId: token.userId, tokenId: token.id, scopes: token.scopes }),
-                  // The units just taken, for the request's tool calls to pay with (McpMeter.ts): none charged twice.
-                  Effect.provideService(McpPrepaid, { requests: units.requests, sends: units.sends })
-                )
-              const sessionId = request.headers[SESSION_ID_HEADER]
-              if (sessionId === undefined) {
-                return guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent(httpEffect), (response) => {
-                  recordOpening(fiber.context, sessions, token.id, text)
-                  return explain(response)
-                })))
-              }
-              // Another token's session answers exactly as an unknown one: the id alone opens nothing.
-              return guardBody(request, Effect.flatMap(sessions.admit(sessionId, token.id), (runtimeId) => {
-                if (runtimeId === undefined) return Effect.succeed(unknownSession)
-                const inRuntime = runtimeId === sessionId
-                  ? httpEffect
-                  : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withRuntimeSession(request, runtimeId, text))
-                return withAnsweredErrorsQuiet(Effect.flatMap(asAgent(inRuntime), (response) =>
-                  Effect.as(recordAnswer(sessions, sessionId, response), explain(response))))
-              }))
-            })
-          })
+      // Authenticated first: only then is the body read (to know what it costs, and to guard it).
+      const demand = Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
+        const body = request.method === "POST" ? bodyUnits(text) : { batch: false, messages: 1, sends: 0 }
+        // A batch over the cap costs one request and runs nothing; otherwise every message and send, all or none.
+        const tooLong = body.batch && body.messages > MAX_BATCH_MESSAGES
+        const units = tooLong ? { requests: 1, sends: 0 } : { requests: body.messages, sends: body.sends }
+        return { units, text, tooLong, messages: body.messages }
+      })
+      // No scopes are asked at the door (`ScopeGate` checks each tool): a refusal is the bearer's or the rate limit's.
+      return Effect.matchEffect(gate.pass(bearer, [], demand), {
+        onFailure: (e) =>
+          Effect.succeed(
+            e._tag === "OverRateLimit"
+              ? HttpServerResponse.jsonUnsafe({ error: rateLimitedMessage(e.outcome, e.units), code: "RATE_LIMITED" }, { status: 429 })
+              : unauthorized(refused, e.error)
+          ),
+        onSuccess: ({ agent, demand: { messages, text, tooLong, units } }) => {
+          if (tooLong) return Effect.succeed(HttpServerResponse.jsonUnsafe(batchTooLong(messages), { status: 400 }))
+          const asAgent = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+            effect.pipe(
+              Effect.provideService(CurrentAgent, agent),
+              // The units just taken, for the request's tool calls to pay with (McpMeter.ts): none charged twice.
+              Effect.provideService(McpPrepaid, { requests: units.requests, sends: units.sends })
+            )
+          const sessionId = request.headers[SESSION_ID_HEADER]
+          if (sessionId === undefined) {
+            return guardBody(request, withAnsweredErrorsQuiet(Effect.map(asAgent(httpEffect), (response) => {
+              recordOpening(fiber.context, sessions, agent.tokenId, text)
+              return explain(response)
+            })))
+          }
+          // Another token's session answers exactly as an unknown one: the id alone opens nothing.
+          return guardBody(request, Effect.flatMap(sessions.admit(sessionId, agent.tokenId), (runtimeId) => {
+            if (runtimeId === undefined) return Effect.succeed(unknownSession)
+            const inRuntime = runtimeId === sessionId
+              ? httpEffect
+              : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withRuntimeSession(request, runtimeId, text))
+            return withAnsweredErrorsQuiet(Effect.flatMap(asAgent(inRuntime), (response) =>
+              Effect.as(recordAnswer(sessions, sessionId, response), explain(response))))
+          }))
+        }
       })
     })
 }))

@@ -83,7 +83,7 @@ export class McpSessions extends Context.Service<McpSessions, {
   readonly every: Duration.Duration
   /** Set once per method, by `capturingRoutes`, when the MCP routes are registered. */
   readonly setRoute: (method: "POST" | "DELETE", handler: RuntimeRoute) => void
-}>()("herald/mcp/McpSessions") {
+}>()("herald/McpSessions") {
   static readonly layerNoDeps = Layer.effect(McpSessions, Effect.gen(function*() {
     const repo = yield* McpSessionsRepo
     const held = new Map<string, Held>()

@@ -57,7 +57,7 @@ export class McpSessionsRepo extends Context.Service<McpSessionsRepo, {
   readonly removeFallen: Effect.Effect<ReadonlyArray<string>>
   /** The ids among `ids` that are still sessions. */
   readonly existing: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
-}>()("herald/mcp/McpSessionsRepo") {
+}>()("herald/McpSessionsRepo") {
   static readonly layer = Layer.effect(McpSessionsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

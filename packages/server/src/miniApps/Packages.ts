@@ -10,14 +10,11 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MINI_APP_MAX_PACKAGES } from "../config/Limits.ts"
-import { insertWithinLimit, lockAccount } from "../db/AccountLocks.ts"
+import { insertWithinLimit } from "../db/AccountLocks.ts"
 import { makeId } from "../lib/Ids.ts"
 import { packageRecord, PackagesRepo } from "./PackagesRepo.ts"
 import { archiveIssues, sha256Hex } from "./Publish.ts"
 import { Signing } from "./Signing.ts"
-
-/** Advisory lock space of "packages per person" (db/AccountLocks.ts keeps the others). */
-const PACKAGES_LOCK = 0x4d41
 
 const packageNotFound = new NotFound({ error: "Package not found." })
 
@@ -43,7 +40,7 @@ export class Packages extends Context.Service<Packages, {
     archive: MiniAppArchive,
     raw: Uint8Array
   ) => Effect.Effect<Published, ValidationFailed | Forbidden | LimitReached>
-}>()("herald/miniApps/Packages") {
+}>()("herald/Packages") {
   static readonly layer = Layer.effect(Packages, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PackagesRepo
@@ -103,7 +100,7 @@ export class Packages extends Context.Service<Packages, {
           const id = yield* makeId("pkg")
           const { keyId, signature } = yield* signing.sign(id, digest, raw.byteLength)
           const inserted = yield* insertWithinLimit(sql, {
-            count: Effect.andThen(lockAccount(sql, PACKAGES_LOCK, userId).pipe(Effect.orDie), repo.count(userId)),
+            count: repo.countLocked(userId),
             limit: MINI_APP_MAX_PACKAGES,
             what: "mini-app packages"
           }, repo.insert({ id, userId, manifest: archive.manifest, archive: raw, archiveSha256: digest, signature, keyId }))

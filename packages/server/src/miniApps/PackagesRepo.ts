@@ -6,6 +6,7 @@
 import { MiniAppManifest, MiniAppPackage, MiniAppReviewState, TapUrl } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema, SchemaGetter } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 
 const isTapUrl = Schema.is(TapUrl)
 
@@ -81,11 +82,14 @@ export class PackagesRepo extends Context.Service<PackagesRepo, {
     id: string,
     visibility: Visibility
   ) => Effect.Effect<Option.Option<{ readonly archive: Uint8Array; readonly archiveSha256: string }>>
-  /** Packages the owner keeps (every state: rows are immutable and never deleted by the owner). */
-  readonly count: (userId: string) => Effect.Effect<number>
+  /**
+   * Packages the owner keeps (every state: rows are immutable and never deleted by the owner), counted
+   * under the owner's lock of publishes (in the caller's transaction).
+   */
+  readonly countLocked: (userId: string) => Effect.Effect<number>
   /** Inserts; false when the owner already has these bytes (a concurrent publish of the same archive). */
   readonly insert: (row: NewPackage) => Effect.Effect<boolean>
-}>()("herald/miniApps/PackagesRepo") {
+}>()("herald/PackagesRepo") {
   static readonly layer = Layer.effect(PackagesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, user_id, manifest, archive_bytes, archive_sha256, signature, key_id, review_state, created_at`
@@ -123,11 +127,8 @@ export class PackagesRepo extends Context.Service<PackagesRepo, {
       get: (userId, id, visibility) => get({ userId, id, visibility }).pipe(Effect.orDie),
       findByDigest: (userId, archiveSha256) => byDigest({ userId, archiveSha256 }).pipe(Effect.orDie),
       archive: (userId, id, visibility) => archive({ userId, id, visibility }).pipe(Effect.orDie),
-      count: (userId) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM mini_app_packages WHERE user_id = ${userId}`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0),
-          Effect.orDie
-        ),
+      countLocked: (userId) =>
+        countLocked(sql, LockSpace.packages, userId, sql`SELECT count(*)::int AS n FROM mini_app_packages WHERE user_id = ${userId}`),
       insert: (row) =>
         sql`INSERT INTO mini_app_packages
               (id, user_id, app_id, version, manifest, archive, archive_bytes, archive_sha256, signature, key_id)

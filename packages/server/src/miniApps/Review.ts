@@ -25,6 +25,7 @@ import {
 import type { MiniAppPackage, MiniAppReportRequest, MiniAppReviewState } from "@herald/api"
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { checkLimit } from "../db/AccountLocks.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage } from "../push/Alerts.ts"
@@ -59,7 +60,7 @@ export class Review extends Context.Service<Review, {
   readonly transition: (userId: string, packageId: string, action: Transition) => Effect.Effect<MiniAppPackage, NotFound | Conflict>
   readonly report: (userId: string, packageId: string, input: MiniAppReportRequest) => Effect.Effect<MiniAppReport, NotFound | Conflict | LimitReached>
   readonly offer: (userId: string, packageId: string) => Effect.Effect<MiniAppOffer, NotFound | Conflict | OfferThrottled>
-}>()("herald/miniApps/Review") {
+}>()("herald/Review") {
   static readonly layerNoDeps = Layer.effect(Review, Effect.gen(function*() {
     const repo = yield* ReviewRepo
     const outbox = yield* Outbox
@@ -92,7 +93,7 @@ export class Review extends Context.Service<Review, {
     const exportAll = (userId: string) =>
       Effect.gen(function*() {
         const exportedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const [rows, reports] = yield* repo.withTransaction(Effect.all([repo.list(userId), repo.reports(userId)]))
+        const [rows, reports] = yield* repo.inTransaction(Effect.all([repo.list(userId), repo.reports(userId)]))
         return new MiniAppExport({
           userId,
           exportedAt,
@@ -109,7 +110,7 @@ export class Review extends Context.Service<Review, {
       })
 
     const transition = (userId: string, packageId: string, action: Transition) =>
-      repo.withTransaction(Effect.gen(function*() {
+      repo.inTransaction(Effect.gen(function*() {
         const { reviewState } = yield* locked(userId, packageId)
         const next = nextState(reviewState, action)
         if (next === "conflict") {
@@ -126,15 +127,15 @@ export class Review extends Context.Service<Review, {
       }))
 
     const report = (userId: string, packageId: string, input: MiniAppReportRequest) =>
-      repo.withTransaction(Effect.gen(function*() {
+      repo.inTransaction(Effect.gen(function*() {
         const { reportCount, reviewState } = yield* locked(userId, packageId)
         if (reviewState === "removed") return yield* new Conflict({ error: "The package was removed; removal is final." })
-        if (reportCount >= MINI_APP_MAX_REPORTS) {
-          return yield* new LimitReached({
-            error: `The package already has ${MINI_APP_MAX_REPORTS} reports.`,
-            limit: MINI_APP_MAX_REPORTS
-          })
-        }
+        // Counted under the package's row lock (`locked`).
+        yield* checkLimit({
+          count: Effect.succeed(reportCount),
+          limit: MINI_APP_MAX_REPORTS,
+          error: `The package already has ${MINI_APP_MAX_REPORTS} reports.`
+        })
         return yield* repo.insertReport({
           id: yield* makeId("mrep"),
           packageId,
@@ -163,7 +164,7 @@ export class Review extends Context.Service<Review, {
         const offeredAt = new Date(now).toISOString()
         const notBefore = new Date(now - OFFER_MS).toISOString()
         const devices = yield* targeting.targets(userId).pipe(Effect.orDie)
-        const sent = yield* repo.withTransaction(Effect.gen(function*() {
+        const sent = yield* repo.inTransaction(Effect.gen(function*() {
           if (!(yield* repo.stampOffer(userId, packageId, offeredAt, notBefore))) return Option.none()
           const row = Option.getOrThrow(yield* repo.get(userId, packageId))
           const pkg = toPackage(row)
@@ -177,20 +178,13 @@ export class Review extends Context.Service<Review, {
             threadId: null,
             data: { kind: "mini-app-offer", packageId, installUrl: pkg.installUrl }
           })
-          const receipts = yield* outbox.enqueue(devices.map((d) => ({
-            userId,
-            deviceId: d.id,
-            origin: "mini-app" as const,
-            itemId: packageId,
-            purpose: "alert" as const,
-            message
-          })), { sendNow: true })
+          const receipts = yield* outbox.toDevices({ devices, origin: "mini-app", itemId: packageId, purpose: "alert", message }, { sendNow: true })
           return Option.some({ pkg, receipts })
         }))
         if (Option.isNone(sent)) return yield* refusal(userId, packageId, now)
         const { pkg, receipts } = sent.value
         // Committed: the pushes go now even if the caller goes away (the worker retries what fails).
-        const summary = yield* outbox.sendNow(receipts).pipe(Effect.uninterruptible)
+        const summary = yield* outbox.sendCommitted(receipts)
         return new MiniAppOffer({
           packageId,
           installUrl: pkg.installUrl,

@@ -51,8 +51,8 @@ export class ReviewRepo extends Context.Service<ReviewRepo, {
    */
   readonly stampOffer: (userId: string, id: string, at: string, notBefore: string) => Effect.Effect<boolean>
   readonly insertReport: (report: MiniAppReport & { readonly userId: string }) => Effect.Effect<MiniAppReport>
-  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/miniApps/ReviewRepo") {
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>()("herald/ReviewRepo") {
   static readonly layer = Layer.effect(ReviewRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const select = sql`SELECT p.id, p.user_id, p.manifest, p.archive_bytes, p.archive_sha256, p.signature, p.key_id,
@@ -110,7 +110,7 @@ export class ReviewRepo extends Context.Service<ReviewRepo, {
           Effect.as(new MiniAppReport(report)),
           Effect.orDie
         ),
-      withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
     })
   }))
 }

@@ -10,19 +10,10 @@
  * phone would: against every listed key.
  */
 import { MiniAppSigningKey } from "@herald/api"
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto"
-
-const KeyRow = Schema.Struct({
-  keyId: Schema.String,
-  algorithm: Schema.Literal("Ed25519"),
-  publicKey: Schema.String,
-  privateKey: Schema.String,
-  createdAt: Schema.String,
-  retiredAt: Schema.NullOr(Schema.String)
-})
-type KeyRow = typeof KeyRow.Type
+import { SigningKeysRepo } from "./SigningKeysRepo.ts"
+import type { SigningKeyRow as KeyRow } from "./SigningKeysRepo.ts"
 
 /** What a package's signature covers (decisions.md). */
 export const signedText = (packageId: string, archiveSha256: string, archiveBytes: number) =>
@@ -66,33 +57,16 @@ export class Signing extends Context.Service<Signing, {
     archiveBytes: number,
     signature: string
   ) => Effect.Effect<Option.Option<MiniAppSigningKey>>
-}>()("herald/miniApps/Signing") {
+}>()("herald/Signing") {
   static readonly layer = Layer.effect(Signing, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql`key_id, algorithm, public_key, private_key, created_at, retired_at`
-
-    const findCurrent = SqlSchema.findOneOption({
-      Request: Schema.Void,
-      Result: KeyRow,
-      execute: () => sql`SELECT ${columns} FROM mini_app_keys WHERE retired_at IS NULL`
-    })
-    const insert = (key: ReturnType<typeof newKey>, onConflictNothing: boolean) =>
-      sql`INSERT INTO mini_app_keys (key_id, public_key, private_key)
-          VALUES (${key.keyId}, ${key.publicKey}, ${key.privateKey})
-          ${onConflictNothing ? sql`ON CONFLICT DO NOTHING` : sql``}`
+    const repo = yield* SigningKeysRepo
 
     const current: Effect.Effect<KeyRow> = Effect.gen(function*() {
-      const found = yield* findCurrent(undefined)
+      const found = yield* repo.findCurrent
       if (Option.isSome(found)) return found.value
       // Race-safe: a concurrent first need inserts too; the unique one-current index keeps one.
-      yield* insert(newKey(), true)
-      return yield* findCurrent(undefined).pipe(Effect.map(Option.getOrThrow))
-    }).pipe(Effect.orDie)
-
-    const all = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: KeyRow,
-      execute: () => sql`SELECT ${columns} FROM mini_app_keys ORDER BY created_at DESC, key_id DESC`
+      yield* repo.insert(newKey(), { ifNoneCurrent: true })
+      return yield* repo.findCurrent.pipe(Effect.map(Option.getOrThrow))
     })
 
     // Private keys are parsed once per key id, not per signature.
@@ -106,7 +80,7 @@ export class Signing extends Context.Service<Signing, {
       return key
     }
 
-    const keys = all(undefined).pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
+    const keys = Effect.map(repo.all, (rows) => rows.map(toRecord))
 
     // Only the public half is used, as a phone holding GET /mini-apps/keys would.
     const verifies = (key: MiniAppSigningKey, text: Buffer, signature: Buffer) => {
@@ -131,14 +105,13 @@ export class Signing extends Context.Service<Signing, {
           signature: sign(null, Buffer.from(signedText(packageId, archiveSha256, archiveBytes), "utf8"), privateKeyOf(row))
             .toString("base64url")
         })),
-      rotate: sql.withTransaction(Effect.gen(function*() {
+      rotate: repo.inTransaction(Effect.gen(function*() {
         // Serialize rotations: the second waits and retires the first's new key.
-        yield* sql`LOCK TABLE mini_app_keys IN SHARE ROW EXCLUSIVE MODE`
-        yield* sql`UPDATE mini_app_keys SET retired_at = now() WHERE retired_at IS NULL`
-        const key = newKey()
-        yield* insert(key, false)
-        return yield* findCurrent(undefined).pipe(Effect.map(Option.getOrThrow))
-      })).pipe(Effect.map(toRecord), Effect.orDie)
+        yield* repo.lockForRotation
+        yield* repo.retireCurrent
+        yield* repo.insert(newKey(), { ifNoneCurrent: false })
+        return yield* repo.findCurrent.pipe(Effect.map(Option.getOrThrow))
+      })).pipe(Effect.map(toRecord))
     })
-  }))
+  })).pipe(Layer.provide(SigningKeysRepo.layer))
 }

@@ -11,23 +11,21 @@
  */
 import { AgentNotification, AgentNotificationCreated, AgentNotificationWithdrawn, NotFound, WithdrawFailed } from "@herald/api"
 import type { AgentPrincipal, CreateNotificationRequest } from "@herald/api"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { AppAccess } from "../apps/AppAccess.ts"
-import { Credentials } from "../auth/Credentials.ts"
 import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
-import { Outbox } from "../push/Outbox.ts"
-import { NotificationsRepo } from "./Repo.ts"
+import { Outbox, sentText } from "../push/Outbox.ts"
+import { NotificationsRepo } from "./NotificationsRepo.ts"
 
 const sentMessage = (accepted: number, devices: number, queued: number, held: number): string => {
   if (devices === 0) return "Saved to the inbox; the account has no active devices."
   if (held === devices) return "Saved to the inbox; held for the person's quiet hours (summarised when they end)."
-  const parts = [`Accepted by ${accepted} of ${devices} device${devices === 1 ? "" : "s"}.`]
-  if (queued > 0) parts.push(`${queued} queued for retry.`)
+  const parts = [...sentText({ accepted, queued }, devices)]
   if (held > 0) parts.push(`${held} held for quiet hours.`)
   return parts.join(" ")
 }
@@ -41,7 +39,6 @@ export class Notifications extends Context.Service<Notifications, {
     const outbox = yield* Outbox
     const inbox = yield* InboxWrites
     const feed = yield* ActivityFeed
-    const credentials = yield* Credentials
     const targeting = yield* DeviceTargeting
     const unit = yield* UnitOfWork
     const apps = yield* AppAccess
@@ -54,7 +51,7 @@ export class Notifications extends Context.Service<Notifications, {
       yield* apps.requireVisible(agent.userId, input.appId)
       const devices = yield* targeting.targets(agent.userId, input.deviceIds)
       // The agent's name is what the person sees as the source.
-      const sourceName = Option.match(credentials.describe(agent.tokenId), { onNone: () => "Agent", onSome: (t) => t.name })
+      const sourceName = agent.tokenName
       const id = yield* makeId("anot")
       const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const bodyFormat = input.bodyFormat ?? "text"
@@ -109,22 +106,17 @@ export class Notifications extends Context.Service<Notifications, {
           result: null,
           createdAt
         }])
-        return yield* outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.id,
-          origin: "notification" as const,
-          itemId: id,
-          purpose: "alert" as const,
-          message,
-          ...(input.priority !== undefined ? { priority: input.priority } : {})
-        })), { sendNow: true })
+        return yield* outbox.toDevices(
+          { devices, origin: "notification", itemId: id, purpose: "alert", message, priority: input.priority },
+          { sendNow: true }
+        )
       })
       // From the write on, the request runs to its end even if the caller goes
       // away: its pushes are sent now, not after the worker's grace.
       const summary = yield* unit.commit(write).pipe(
         // Only the account's own rows are named (devices are not: receipts outlive them), so the account went away mid-request.
         Effect.catchTag("MissingReference", () => Effect.fail(new NotFound({ error: "The account no longer exists." }))),
-        Effect.flatMap(outbox.sendNow),
+        Effect.flatMap(outbox.sendCommitted),
         Effect.uninterruptible
       )
       // Optional fields the caller did not set stay off the record (`appId` is not nullable).
@@ -150,16 +142,14 @@ export class Notifications extends Context.Service<Notifications, {
       if (devices.length === 0) {
         return yield* new WithdrawFailed({ error: "No device had accepted this notification; nothing to withdraw." })
       }
-      const message = withdrawMessage(notificationId)
-      const receipts = yield* outbox.enqueue(devices.map((deviceId) => ({
-        userId,
-        deviceId,
-        origin: "notification" as const,
+      const receipts = yield* outbox.toDevices({
+        devices: devices.map((deviceId) => ({ userId, deviceId })),
+        origin: "notification",
         itemId: notificationId,
-        purpose: "withdraw" as const,
-        message
-      })), { sendNow: true })
-      const { accepted } = yield* outbox.sendNow(receipts)
+        purpose: "withdraw",
+        message: withdrawMessage(notificationId)
+      }, { sendNow: true })
+      const { accepted } = yield* outbox.sendCommitted(receipts)
       if (accepted === 0) {
         return yield* new WithdrawFailed({ error: "No device accepted the removal command; the inbox copy is marked read." })
       }

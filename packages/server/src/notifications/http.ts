@@ -24,10 +24,12 @@ export const NotificationsHandlers = HttpApiBuilder.group(AgentApi, "notificatio
           const input = { title: payload.title, body: payload.body, url: payload.url, ...(payload.appId !== undefined ? { appId: payload.appId } : {}) }
           return yield* createPage({ pages, idempotency }, { route: "POST /notifications", groupId: payload.oncall, input, key, body: payload })
         }
-        const send = notifications.send(agent, payload)
-        if (key === undefined) return yield* send
-        const { replayed, value } = yield* idempotency.run({ userId: agent.userId, route: "POST /notifications", key, body: payload }, AgentNotificationCreated, send)
-        return replayed ? new AgentNotificationReplay({ ...value, idempotent: true }) : value
+        return yield* idempotency.create(
+          { userId: agent.userId, route: "POST /notifications", key, body: payload },
+          AgentNotificationCreated,
+          notifications.send(agent, payload),
+          (value) => new AgentNotificationReplay({ ...value, idempotent: true })
+        )
       }))
     .handle("withdraw", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => notifications.withdraw(agent.userId, params.id)))
 }))

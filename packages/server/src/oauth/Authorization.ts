@@ -60,7 +60,7 @@ export class Authorization extends Context.Service<Authorization, {
   readonly show: (query: AuthorizeQuery, session: Option.Option<SignedIn>, pathAndQuery: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** `POST /oauth/authorize`: the person's decision. */
   readonly decide: (form: ConsentForm, session: Option.Option<SignedIn>) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-}>()("herald/oauth/Authorization") {
+}>()("herald/Authorization") {
   static readonly layerNoDeps = Layer.effect(Authorization, Effect.gen(function*() {
     const clients = yield* OAuthClients
     const grants = yield* GrantsRepo

@@ -7,6 +7,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { TokenEndpointAuthMethod } from "@herald/api"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 
 /** What registration writes: the client's metadata, its secret as a hash (or none for a public client). */
 /** How a client was registered: by anyone, with the initial access token, or by the operator's command. */
@@ -38,9 +39,13 @@ const Count = Schema.Struct({ count: Schema.Number })
 export class ClientsRepo extends Context.Service<ClientsRepo, {
   readonly insert: (client: NewClient) => Effect.Effect<ClientRow>
   readonly find: (id: string) => Effect.Effect<Option.Option<ClientRow>>
+  /** The names of those of `ids` that exist (an oauth token shows its client's). */
+  readonly names: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
   /** Records the first approval; later ones keep the first time. */
   readonly markApproved: (id: string) => Effect.Effect<void>
-  /** How many clients wait for a first approval (operator-registered ones aside), counted up to `upTo`. */
+  /** Runs `effect` in one transaction (the count and the insert of a registration). */
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** How many clients wait for a first approval (operator-registered ones aside), counted up to `upTo` under their lock. */
   readonly countUnapproved: (upTo: number) => Effect.Effect<number>
   /**
    * Deletes up to `limit` clients without a grant (operator-registered ones aside): those never approved
@@ -51,7 +56,7 @@ export class ClientsRepo extends Context.Service<ClientsRepo, {
   readonly revokeGrants: (id: string) => Effect.Effect<number>
   /** Deletes a client (its grants and codes go with it); false when there is none. */
   readonly remove: (id: string) => Effect.Effect<boolean>
-}>()("herald/oauth/ClientsRepo") {
+}>()("herald/ClientsRepo") {
   static readonly layer = Layer.effect(ClientsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, name, redirect_uris, token_endpoint_auth_method, secret_hash, client_uri, scope, registered_via,
@@ -73,19 +78,22 @@ export class ClientsRepo extends Context.Service<ClientsRepo, {
       execute: (id) => sql`SELECT ${columns} FROM oauth_clients WHERE id = ${id}`
     })
 
+    const names = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: Schema.Struct({ id: Schema.String, name: Schema.String }),
+      execute: (ids) => sql`SELECT id, name FROM oauth_clients WHERE id = ANY(${ids}::text[])`
+    })
+
     const markApproved = SqlSchema.void({
       Request: Schema.String,
       execute: (id) => sql`UPDATE oauth_clients SET approved_at = now() WHERE id = ${id} AND approved_at IS NULL`
     })
 
     // Bounded by LIMIT over the partial index oauth_clients_unapproved_idx: the cost is that of the cap, not of the table.
-    const countUnapproved = SqlSchema.findOne({
-      Request: Schema.Number,
-      Result: Count,
-      execute: (upTo) =>
-        sql`SELECT count(*)::int AS count FROM (
-              SELECT 1 FROM oauth_clients WHERE approved_at IS NULL AND registered_via <> 'operator' LIMIT ${upTo}) u`
-    })
+    // Under the server's lock of registrations, so concurrent ones count one after another (the caller's transaction).
+    const countUnapproved = (upTo: number) =>
+      countLocked(sql, LockSpace.oauthClients, "unapproved", sql`SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM oauth_clients WHERE approved_at IS NULL AND registered_via <> 'operator' LIMIT ${upTo}) u`)
 
     // Operator-registered clients stay until the operator deletes them: registration may be closed, so nothing
     // would bring them back. A client that ever had a grant (an api_tokens row, revoked ones too) stays as before.
@@ -121,8 +129,13 @@ export class ClientsRepo extends Context.Service<ClientsRepo, {
     return ClientsRepo.of({
       insert: (client) => insert(client).pipe(Effect.orDie),
       find: (id) => find(id).pipe(Effect.orDie),
+      names: (ids) =>
+        ids.length === 0
+          ? Effect.succeed(new Map())
+          : names(ids).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.id, r.name]))), Effect.orDie),
       markApproved: (id) => markApproved(id).pipe(Effect.orDie),
-      countUnapproved: (upTo) => countUnapproved(upTo).pipe(Effect.map((r) => r.count), Effect.orDie),
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
+      countUnapproved,
       deleteUnclaimed: (options) => deleteUnclaimed(options).pipe(Effect.map((r) => r.count), Effect.orDie),
       revokeGrants: (id) => revokeGrants(id).pipe(Effect.map((rows) => rows.length), Effect.orDie),
       remove: (id) => remove(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)

@@ -77,13 +77,15 @@ export class GrantsRepo extends Context.Service<GrantsRepo, {
     r: { id: string; tokenHash: string; tokenId: string; scopes: ReadonlyArray<Scope>; ttlSeconds: number }
   ) => Effect.Effect<void>
   readonly findRefresh: (tokenHash: string) => Effect.Effect<Option.Option<RefreshRow>>
+  /** Revokes the refresh grants of the grant `tokenId` (its api_tokens row was revoked). */
+  readonly revokeRefreshOf: (tokenId: string) => Effect.Effect<void>
   /** Marks an unused refresh token used; false when it was used already (a reuse). */
   readonly consumeRefresh: (id: string) => Effect.Effect<boolean>
   readonly findAccess: (tokenHash: string) => Effect.Effect<Option.Option<AccessRow>>
   /** Deletes expired codes, access tokens, refresh tokens and sign-in links (up to `limit` of each); how many. */
   readonly deleteExpired: (limit: number) => Effect.Effect<number>
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/oauth/GrantsRepo") {
+}>()("herald/GrantsRepo") {
   static readonly layer = Layer.effect(GrantsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -186,6 +188,12 @@ export class GrantsRepo extends Context.Service<GrantsRepo, {
             WHERE r.token_hash = ${hash} AND t.kind = 'oauth'`
     })
 
+    const revokeRefreshOf = (tokenId: string) =>
+      sql`UPDATE oauth_refresh_grants SET revoked_at = now() WHERE token_id = ${tokenId} AND revoked_at IS NULL`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
     const consumeRefresh = SqlSchema.findAll({
       Request: Schema.String,
       Result: Schema.Struct({ one: Schema.Number }),
@@ -239,6 +247,7 @@ export class GrantsRepo extends Context.Service<GrantsRepo, {
       insertAccess: (a) => insertAccess(a).pipe(Effect.orDie),
       insertRefresh: (r) => insertRefresh(r).pipe(Effect.orDie),
       findRefresh: (hash) => findRefresh(hash).pipe(Effect.orDie),
+      revokeRefreshOf,
       consumeRefresh: (id) => consumeRefresh(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
       findAccess: (hash) => findAccess(hash).pipe(Effect.orDie),
       deleteExpired: (limit) => deleteExpired(limit).pipe(Effect.map((r) => r.count), Effect.orDie),

@@ -111,7 +111,7 @@ export class OAuthClients extends Context.Service<OAuthClients, {
   readonly authenticate: (credentials: ClientCredentials) => Effect.Effect<ClientRow, OAuthInvalidClient>
   /** Deletes up to `limit` clients nobody approved within the short TTL, or without a grant for 24 hours; how many. */
   readonly sweepUnclaimed: (limit: number) => Effect.Effect<number>
-}>()("herald/oauth/OAuthClients") {
+}>()("herald/OAuthClients") {
   static readonly layerNoDeps = Layer.effect(OAuthClients, Effect.gen(function*() {
     const repo = yield* ClientsRepo
     const config = yield* OAuthConfig
@@ -159,11 +159,12 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         scope = parsed.scopes.length === 0 ? null : parsed.scopes.join(" ")
       }
 
-      // Bounds after the checks: a malformed request stores nothing, so it does not spend the shared budget.
-      yield* admit
       const secret = method === "none" ? undefined : generateSecret("hlc")
-      const row = yield* repo.insert({
-        id: yield* makeId("ocl"),
+      const id = yield* makeId("ocl")
+      // Bounds after the checks: a malformed request stores nothing, so it does not spend the shared budget.
+      // The bounds and the insert commit together: the cap's count holds its lock until the client is stored.
+      const row = yield* repo.inTransaction(Effect.andThen(admit, repo.insert({
+        id,
         name,
         redirectUris,
         tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
@@ -171,7 +172,7 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         clientUri,
         scope,
         registeredVia: via
-      })
+      })))
       return new ClientRegistered({
         client_id: row.id,
         client_id_issued_at: Math.floor(Date.parse(row.createdAt) / 1000),
@@ -200,7 +201,6 @@ export class OAuthClients extends Context.Service<OAuthClients, {
         }
         globalLimit.commit("register", decision.next)
       }
-      // Concurrent registrations may pass the count together and overshoot by a few: the cap bounds the disk, not exactly.
       if (config.maxUnapprovedClients > 0 && (yield* repo.countUnapproved(config.maxUnapprovedClients)) >= config.maxUnapprovedClients) {
         return yield* new RegistrationThrottled({
           description: "Too many registered clients are waiting for a first approval on this server; retry later.",

@@ -74,7 +74,7 @@ export class SignInLinks extends Context.Service<SignInLinks, {
   readonly redeem: (token: string, userAgent: string | null) => Effect.Effect<Option.Option<Redeemed>>
   /** The public base URL links are built on (and the session cookie is scoped to). */
   readonly publicUrl: string
-}>()("herald/oauth/SignInLinks") {
+}>()("herald/SignInLinks") {
   static readonly layerNoDeps = Layer.effect(SignInLinks, Effect.gen(function*() {
     const repo = yield* SignInLinksRepo
     const identity = yield* Identity

@@ -15,7 +15,7 @@ export class SignInLinksRepo extends Context.Service<SignInLinksRepo, {
   readonly insert: (link: { readonly tokenHash: string; readonly userId: string; readonly ttlSeconds: number }) => Effect.Effect<string>
   /** Spends a live, unused link; its person, or none for an unknown, used or expired link. */
   readonly redeem: (tokenHash: string) => Effect.Effect<Option.Option<string>>
-}>()("herald/oauth/SignInLinksRepo") {
+}>()("herald/SignInLinksRepo") {
   static readonly layer = Layer.effect(SignInLinksRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

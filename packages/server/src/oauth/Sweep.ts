@@ -34,7 +34,7 @@ export class OAuthSweep extends Context.Service<OAuthSweep, {
   readonly every: Duration.Input
   /** One pass: how many clients and how many expired rows it deleted. */
   readonly sweep: Effect.Effect<{ readonly clients: number; readonly expired: number }>
-}>()("herald/oauth/OAuthSweep") {
+}>()("herald/OAuthSweep") {
   static readonly layerNoDeps = Layer.effect(OAuthSweep, Effect.gen(function*() {
     const clients = yield* OAuthClients
     const grants = yield* GrantsRepo

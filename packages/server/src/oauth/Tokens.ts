@@ -28,7 +28,7 @@ export class Tokens extends Context.Service<Tokens, {
   readonly exchange: (client: ClientRow, request: TokenRequest) => Effect.Effect<TokenResponse, OAuthError>
   /** `POST /oauth/revoke`: revokes the client's grant behind an access or refresh token; nothing for another's or an unknown one. */
   readonly revoke: (client: ClientRow, token: string) => Effect.Effect<void>
-}>()("herald/oauth/Tokens") {
+}>()("herald/Tokens") {
   static readonly layerNoDeps = Layer.effect(Tokens, Effect.gen(function*() {
     const repo = yield* GrantsRepo
     const identity = yield* Identity

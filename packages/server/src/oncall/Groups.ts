@@ -33,6 +33,7 @@ import {
 import type { CreateOncallGroupRequest, CreateOverrideRequest, RotationInput, UpdateOncallGroupRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { ONCALL_MAX_GROUPS, ONCALL_MAX_OVERRIDE_DAYS, ONCALL_MAX_OVERRIDES } from "../config/Limits.ts"
+import { checkLimit } from "../db/AccountLocks.ts"
 import { makeId } from "../lib/Ids.ts"
 import { AuditTrail } from "../teams/AuditTrail.ts"
 import type { AuditActor } from "../teams/AuditTrail.ts"
@@ -128,7 +129,7 @@ export class Groups extends Context.Service<Groups, {
   readonly me: (userId: string) => Effect.Effect<OncallMe>
   /** `me`, and every group of the person's teams with who is on call now and next (the console's on-call page). */
   readonly overview: (userId: string) => Effect.Effect<PersonOncall>
-}>()("herald/oncall/Groups") {
+}>()("herald/Groups") {
   static readonly layerNoDeps = Layer.effect(Groups, Effect.gen(function*() {
     const repo = yield* GroupsRepo
     const pages = yield* PagesRepo
@@ -208,12 +209,7 @@ export class Groups extends Context.Service<Groups, {
         yield* membership.require(caller.userId, teamId, "admin", { forUpdate: true })
         const rotation = yield* checkRotation(teamId, input.rotation)
         const escalation = yield* checkEscalation(input.escalation)
-        if ((yield* repo.countLocked(teamId)) >= ONCALL_MAX_GROUPS) {
-          return yield* new LimitReached({
-            error: `A team keeps at most ${ONCALL_MAX_GROUPS} on-call groups.`,
-            limit: ONCALL_MAX_GROUPS
-          })
-        }
+        yield* checkLimit({ count: repo.countLocked(teamId), limit: ONCALL_MAX_GROUPS, error: `A team keeps at most ${ONCALL_MAX_GROUPS} on-call groups.` })
         const id = yield* makeId("ocg")
         yield* repo.insert({ id, teamId, name: input.name, ...rotation.fields, escalation })
         yield* setRotation(teamId, id, rotation.members)
@@ -289,12 +285,12 @@ export class Groups extends Context.Service<Groups, {
             return yield* invalid("endsAt", `Expected a window of at most ${ONCALL_MAX_OVERRIDE_DAYS} days`)
           }
           if ((yield* repo.membersAmong(teamId, [input.userId])).length === 0) return yield* memberNotFound
-          if ((yield* repo.countOverrides(groupId, iso(at))) >= ONCALL_MAX_OVERRIDES) {
-            return yield* new LimitReached({
-              error: `An on-call group keeps at most ${ONCALL_MAX_OVERRIDES} current and future overrides.`,
-              limit: ONCALL_MAX_OVERRIDES
-            })
-          }
+          // Counted under the group's row lock (lockAs).
+          yield* checkLimit({
+            count: repo.countOverrides(groupId, iso(at)),
+            limit: ONCALL_MAX_OVERRIDES,
+            error: `An on-call group keeps at most ${ONCALL_MAX_OVERRIDES} current and future overrides.`
+          })
           const id = yield* makeId("ovr")
           const window = { startsAt: iso(startsAt), endsAt: iso(endsAt) }
           yield* repo.insertOverride({ id, groupId, teamId, userId: input.userId, ...window, createdBy: caller.userId }).pipe(

@@ -11,7 +11,7 @@ import { EscalationTarget, RotationPeriod } from "@herald/api"
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Statement } from "effect/sql"
-import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 import { orMissingReference } from "../db/ForeignKeys.ts"
 import type { MissingReference } from "../db/ForeignKeys.ts"
 import type { OverrideSpec, RotationSpec } from "./Rotation.ts"
@@ -118,7 +118,7 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
   /** One override of the group (whatever its window); undefined when the group has no such override. */
   readonly findOverride: (groupId: string, overrideId: string) => Effect.Effect<OverrideData | undefined>
   readonly removeOverride: (groupId: string, overrideId: string) => Effect.Effect<boolean>
-}>()("herald/oncall/GroupsRepo") {
+}>()("herald/GroupsRepo") {
   static readonly layer = Layer.effect(GroupsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -158,15 +158,6 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
       Result: Schema.Struct({ teamId: Schema.String, name: Schema.String }),
       execute: (userId) =>
         sql`SELECT t.id AS team_id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.user_id = ${userId}`
-    })
-
-    const countLocked = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: (teamId) =>
-        lockAccount(sql, LockSpace.oncallGroups, teamId).pipe(
-          Effect.andThen(sql`SELECT count(*)::int AS n FROM oncall_groups WHERE team_id = ${teamId}`)
-        )
     })
 
     const lock = SqlSchema.findOneOption({
@@ -221,7 +212,8 @@ export class GroupsRepo extends Context.Service<GroupsRepo, {
       forTeam: (teamId, at) => readAll({ _tag: "team", teamId }, at),
       forMember: (userId, at) => readAll({ _tag: "memberOf", userId }, at),
       teamNames: (userId) => teamNames(userId).pipe(Effect.orDie),
-      countLocked: (teamId) => countLocked(teamId).pipe(Effect.map((row) => row.n), Effect.orDie),
+      countLocked: (teamId) =>
+        countLocked(sql, LockSpace.oncallGroups, teamId, sql`SELECT count(*)::int AS n FROM oncall_groups WHERE team_id = ${teamId}`),
       insert: (group) =>
         sql`INSERT INTO oncall_groups ${sql.insert({ id: group.id, teamId: group.teamId, ...columns(group) })}`.pipe(
           Effect.asVoid,

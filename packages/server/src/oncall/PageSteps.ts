@@ -68,7 +68,7 @@ export class PageSteps extends Context.Service<PageSteps, {
   readonly escalate: (id: string, actor: AuditActor) => Effect.Effect<OncallPage, NotFound | Conflict>
   readonly acknowledge: (id: string, actor: AuditActor) => Effect.Effect<OncallPage, NotFound | Conflict>
   readonly resolve: (id: string, actor: AuditActor) => Effect.Effect<OncallPage, NotFound>
-}>()("herald/oncall/PageSteps") {
+}>()("herald/PageSteps") {
   static readonly layer = Layer.effect(PageSteps, Effect.gen(function*() {
     const repo = yield* PagesRepo
     const groups = yield* GroupsRepo
@@ -101,16 +101,11 @@ export class PageSteps extends Context.Service<PageSteps, {
         const devices = yield* targeting.activeOf(fresh)
         // Who has no active device is mailed instead, when their e-mail channel takes pages (email/PageMail.ts).
         yield* pageMail.queue(page, groupName, fresh.filter((userId) => !devices.some((d) => d.userId === userId)))
-        const receipts = yield* outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.id,
-          origin: "page" as const,
-          itemId: page.id,
-          purpose: "alert" as const,
-          // A page breaks through quiet hours (quiet/QuietGate.ts).
-          priority: "critical" as const,
-          message
-        })), { sendNow: true })
+        // A page breaks through quiet hours (quiet/QuietGate.ts).
+        const receipts = yield* outbox.toDevices(
+          { devices, origin: "page", itemId: page.id, purpose: "alert", priority: "critical", message },
+          { sendNow: true }
+        )
         // Filed once per person (a later step finds the copy there).
         yield* inbox.insert(fresh.map((userId) => ({
           userId,
@@ -158,7 +153,7 @@ export class PageSteps extends Context.Service<PageSteps, {
         ))
 
     const send = (receipts: ReadonlyArray<string>) =>
-      receipts.length === 0 ? Effect.void : Effect.asVoid(outbox.sendNow(receipts))
+      Effect.asVoid(outbox.sendCommitted(receipts))
 
     /**
      * Runs step `target` in a transaction, only from the step before it (read under the page's row lock):
@@ -243,15 +238,10 @@ export class PageSteps extends Context.Service<PageSteps, {
         yield* conclude(page, "resolved")
         // The alert leaves every tray still showing it; alerts not yet sent are dropped.
         const devices = yield* repo.retireAlerts(id)
-        const message = withdrawMessage(id)
-        return yield* outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.deviceId,
-          origin: "page" as const,
-          itemId: id,
-          purpose: "withdraw" as const,
-          message
-        })), { sendNow: true })
+        return yield* outbox.toDevices(
+          { devices, origin: "page", itemId: id, purpose: "withdraw", message: withdrawMessage(id) },
+          { sendNow: true }
+        )
       }))
       if (withdrawals === undefined) return yield* notFound
       yield* send(withdrawals)

@@ -59,7 +59,7 @@ export type PageOutcomeValue = PageCreated | PageDeduplicated
 export class Pages extends Context.Service<Pages, {
   /** Pages the group (`dedupKey` falls back to `idempotencyKey`): 201 created or 200 absorbed. */
   readonly create: (
-    agent: AgentPrincipal | PageCreator,
+    agent: Pick<AgentPrincipal, "userId" | "tokenId"> | PageCreator,
     actor: AuditActor,
     groupId: string,
     input: PageInput,
@@ -80,7 +80,7 @@ export class Pages extends Context.Service<Pages, {
    * left as it is. Run at start.
    */
   readonly rescheduleDeadlines: Effect.Effect<void, ServiceUnavailable>
-}>()("herald/oncall/Pages") {
+}>()("herald/Pages") {
   static readonly layerNoDeps = Layer.effect(Pages, Effect.gen(function*() {
     const repo = yield* PagesRepo
     const groups = yield* GroupsRepo
@@ -106,7 +106,7 @@ export class Pages extends Context.Service<Pages, {
       })
 
     const create = Effect.fn("Pages.create")(function*(
-      agent: AgentPrincipal | PageCreator,
+      agent: Pick<AgentPrincipal, "userId" | "tokenId"> | PageCreator,
       actor: AuditActor,
       groupId: string,
       input: PageInput,

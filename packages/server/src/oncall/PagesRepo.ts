@@ -75,7 +75,7 @@ export class PagesRepo extends Context.Service<PagesRepo, {
   readonly retireAlerts: (id: string) => Effect.Effect<ReadonlyArray<{ readonly deviceId: string; readonly userId: string }>>
   /** Open pages with their creation time: what a start must reschedule. */
   readonly open: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly groupId: string | null; readonly createdAt: string }>>
-}>()("herald/oncall/PagesRepo") {
+}>()("herald/PagesRepo") {
   static readonly layer = Layer.effect(PagesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const die = <A>(effect: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError>) => Effect.orDie(effect)

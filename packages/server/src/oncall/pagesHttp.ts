@@ -20,10 +20,12 @@ export const createPage = (
     const { body, groupId, input, key, route } = request
     const agent = yield* CurrentAgent
     const actor = yield* agentActor
-    const create = pages.create(agent, actor, groupId, input, key)
-    if (key === undefined) return yield* create
-    const { replayed, value } = yield* idempotency.run({ userId: agent.userId, route, key, body }, PageOutcome, create)
-    return replayed ? new PageReplay({ page: value.page, deduplicated: value.deduplicated, idempotent: true }) : value
+    return yield* idempotency.create(
+      { userId: agent.userId, route, key, body },
+      PageOutcome,
+      pages.create(agent, actor, groupId, input, key),
+      (value) => new PageReplay({ page: value.page, deduplicated: value.deduplicated, idempotent: true })
+    )
   })
 
 export const PagesHandlers = HttpApiBuilder.group(AgentApi, "pages", Effect.fn(function*(handlers) {

@@ -27,7 +27,7 @@ import { OutboxConfig } from "../config/OutboxConfig.ts"
 import { makeId } from "../lib/Ids.ts"
 import { HELD_PREFIX, QuietGate } from "../quiet/QuietGate.ts"
 import { OutboxRepo } from "./OutboxRepo.ts"
-import type { Claimed, ReceiptRow, Result } from "./OutboxRepo.ts"
+import type { Claim, Claimed, ReceiptRow, Result, Undecodable } from "./OutboxRepo.ts"
 import { backoffDelay, PushGateway } from "./PushGateway.ts"
 import type { PushMessage, PushOutcome } from "./PushMessage.ts"
 
@@ -46,6 +46,26 @@ export interface NewPush {
   readonly priority?: AlertPriority
 }
 
+/** A device to push to: an active device as targeting answers it (`id`), or one a receipt names (`deviceId`). */
+export type PushDevice = { readonly userId: string } & ({ readonly id: string } | { readonly deviceId: string })
+
+/** One item's push to each of these devices: the same message, origin and purpose for every one. */
+export interface Delivery extends Omit<NewPush, "userId" | "deviceId" | "priority"> {
+  readonly devices: ReadonlyArray<PushDevice>
+  readonly priority?: AlertPriority | undefined
+}
+
+/** The rows of deliveries, one push per device, in order. */
+const pushesOf = (deliveries: ReadonlyArray<Delivery>): ReadonlyArray<NewPush> =>
+  deliveries.flatMap(({ devices, priority, ...push }) =>
+    devices.map((device): NewPush => ({
+      ...push,
+      userId: device.userId,
+      deviceId: "id" in device ? device.id : device.deviceId,
+      ...(priority !== undefined ? { priority } : {})
+    }))
+  )
+
 export interface SendSummary {
   /** Receipts whose provider accepted before the answer. */
   readonly accepted: number
@@ -56,6 +76,12 @@ export interface SendSummary {
   /** Pushes held for the person's quiet hours (summarised when they end; quiet/QuietGate.ts); absent when none. */
   readonly held?: number
 }
+
+/** What an answer says of its pushes: "Accepted by 2 of 3 devices." and, when some are, "1 queued for retry." */
+export const sentText = (summary: Pick<SendSummary, "accepted" | "queued">, devices: number): ReadonlyArray<string> => [
+  `Accepted by ${summary.accepted} of ${devices} device${devices === 1 ? "" : "s"}.`,
+  ...(summary.queued > 0 ? [`${summary.queued} queued for retry.`] : [])
+]
 
 /**
  * `sendNow`: the caller will send these receipts itself right after its
@@ -75,6 +101,16 @@ export interface OutboxShape {
    * or `wake` once they are committed.
    */
   readonly enqueue: (pushes: ReadonlyArray<NewPush>, options?: EnqueueOptions) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Delivers items to people's devices: `enqueue` of one push per device (in
+   * the caller's unit of work or transaction); answers the receipt ids in order.
+   */
+  readonly toDevices: (deliveries: Delivery | ReadonlyArray<Delivery>, options?: EnqueueOptions) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * After the commit of receipts queued with `sendNow`: sends them, to the end
+   * even if the caller goes away (else they would wait for the worker's grace).
+   */
+  readonly sendCommitted: (receiptIds: ReadonlyArray<string>) => Effect.Effect<SendSummary>
   /**
    * Sends these pending receipts now and waits (at most the configured request
    * wait) for the providers. Sends still running then finish in the background.
@@ -168,9 +204,13 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     // Concurrent requests claim their receipts in one statement.
     const claimIds = batched((lists: NonEmptyReadonlyArray<ReadonlyArray<string>>) =>
       repo.claimIds(lists.flat(), node).pipe(
-        Effect.map((rows) => {
-          const byId = new Map(rows.map((row) => [row.id, row]))
-          return lists.map((ids) => ids.flatMap((id) => byId.get(id) ?? []))
+        Effect.map(({ claimed, undecodable }): ReadonlyArray<Claim> => {
+          const byId = new Map(claimed.map((row) => [row.id, row]))
+          const badById = new Map(undecodable.map((row) => [row.id, row]))
+          return lists.map((ids) => ({
+            claimed: ids.flatMap((id) => byId.get(id) ?? []),
+            undecodable: ids.flatMap((id) => badById.get(id) ?? [])
+          }))
         })
       )
     )
@@ -218,19 +258,29 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
               ? { webPush: { p256dh: row.webPushP256dh, auth: row.webPushAuth } }
               : {})
           },
-          row.message as PushMessage
+          row.message
         ))
         return resultOf(row, outcome, yield* Clock.currentTimeMillis, yield* Random.next)
       })
 
+    /** A claimed row that does not decode can never be sent: it fails for good, and says why in the log. */
+    const settleUndecodable = (row: Undecodable) =>
+      Effect.logError("push outbox claimed a receipt whose stored row does not decode; it is settled as failed").pipe(
+        Effect.annotateLogs({ receiptId: row.id, decodeError: row.error }),
+        Effect.as<Result>({ id: row.id, status: "error", providerId: null, errorCode: "UndecodableMessage", nextAttemptAt: null })
+      )
+
     /**
-     * Sends claimed rows and records every answer in one statement. Runs to the
-     * end once started (shutdown waits for it), so a claim is always resolved
-     * by this process unless the process dies.
+     * Sends claimed rows and records every answer (the undecodable rows' failures
+     * too) in one statement. Runs to the end once started (shutdown waits for
+     * it), so a claim is always resolved by this process unless the process dies.
      */
-    const sendClaimed = (rows: ReadonlyArray<Claimed>, tally?: Ref.Ref<SendSummary>) =>
-      Effect.forEach(rows, (row) =>
-        sendOne(row).pipe(Effect.tap((result) =>
+    const sendClaimed = ({ claimed, undecodable }: Claim, tally?: Ref.Ref<SendSummary>) =>
+      Effect.forEach([
+        ...claimed.map(sendOne),
+        ...undecodable.map(settleUndecodable)
+      ], (send) =>
+        send.pipe(Effect.tap((result) =>
           tally === undefined ? Effect.void : Ref.update(tally, (t) => ({
             accepted: t.accepted + (result.status === "accepted" ? 1 : 0),
             failed: t.failed + (result.status === "error" ? 1 : 0),
@@ -282,15 +332,18 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
         yield* repo.settleOrphans
         yield* Ref.set(lastSweep, now)
       }
-      const rows = yield* repo.claimDue(config.batchSize, node)
-      if (rows.length > 0) yield* sendClaimed(rows)
-      return rows.length
+      const claim = yield* repo.claimDue(config.batchSize, node)
+      const taken = claim.claimed.length + claim.undecodable.length
+      if (taken > 0) yield* sendClaimed(claim)
+      return taken
     }).pipe(Effect.withSpan("Outbox.drain"))
     const drain = Effect.flatMap(drainOnce, (claimed) =>
       claimed < config.batchSize ? Effect.asVoid(Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))) : Effect.void)
 
     return Outbox.of({
       enqueue,
+      toDevices: (deliveries, options) => enqueue(pushesOf("devices" in deliveries ? [deliveries] : deliveries), options),
+      sendCommitted: (receiptIds) => Effect.uninterruptible(sendNow(receiptIds)),
       sendNow,
       wake: Queue.offer(wakeups, undefined).pipe(Effect.asVoid),
       drain,

@@ -8,11 +8,12 @@
  * claim, what an answer means, how long a silent node keeps its claims) live
  * in `Outbox.ts`.
  */
-import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Result as R, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { makeJointWriter, write } from "../db/UnitOfWork.ts"
 import type { NewPush } from "./Outbox.ts"
+import { StoredPushMessage } from "./PushMessage.ts"
 
 /** A receipt to queue as `pending`, due `grace` seconds after its commit. */
 export interface ReceiptRow extends NewPush {
@@ -25,8 +26,8 @@ export const Claimed = Schema.Struct({
   id: Schema.String,
   deviceId: Schema.String,
   attempts: Schema.Number,
-  // The push as the outbox wrote it (the jsonb of a `PushMessage`).
-  message: Schema.Unknown,
+  // The push as the outbox wrote it (jsonb), decoded here so no sender casts it.
+  message: StoredPushMessage,
   platform: Schema.Literals(["ios", "android", "web"]),
   pushToken: Schema.String,
   environment: Schema.NullOr(Schema.Literals(["sandbox", "production"])),
@@ -36,6 +37,35 @@ export const Claimed = Schema.Struct({
   webPushAuth: Schema.NullOr(Schema.String)
 })
 export type Claimed = typeof Claimed.Type
+
+/** A claimed receipt whose row does not decode (its stored message, say): it cannot be sent. */
+export interface Undecodable {
+  readonly id: string
+  /** What the decoding said. */
+  readonly error: string
+}
+
+/** What one claim took: the rows to send, and apart those that do not decode, so one bad row stops no other. */
+export interface Claim {
+  readonly claimed: ReadonlyArray<Claimed>
+  readonly undecodable: ReadonlyArray<Undecodable>
+}
+
+const decodeClaimed = Schema.decodeUnknownResult(Claimed)
+const ClaimedId = Schema.Struct({ id: Schema.String })
+
+/** Decodes each claimed row on its own. */
+const sortClaim = (rows: ReadonlyArray<unknown>): Claim => {
+  const claimed: Array<Claimed> = []
+  const undecodable: Array<Undecodable> = []
+  for (const row of rows) {
+    const decoded = decodeClaimed(row)
+    if (R.isSuccess(decoded)) claimed.push(decoded.success)
+    // The id is the receipt's primary key, so it is always there to name.
+    else undecodable.push({ id: Schema.decodeUnknownSync(ClaimedId)(row).id, error: decoded.failure.message })
+  }
+  return { claimed, undecodable }
+}
 
 /** A provider's answer to record. */
 export interface Result {
@@ -51,15 +81,20 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
   /** Queues receipts: in the caller's unit of work or transaction when there is one (db/UnitOfWork.ts), else now. */
   readonly insertReceipts: (rows: ReadonlyArray<ReceiptRow>) => Effect.Effect<void>
   /** Claims those of `ids` still pending whose device exists, for `node`. */
-  readonly claimIds: (ids: ReadonlyArray<string>, node: string) => Effect.Effect<ReadonlyArray<Claimed>>
+  readonly claimIds: (ids: ReadonlyArray<string>, node: string) => Effect.Effect<Claim>
   /** Claims up to `limit` due pending receipts whose device exists, oldest due first, for `node`. */
-  readonly claimDue: (limit: number, node: string) => Effect.Effect<ReadonlyArray<Claimed>>
+  readonly claimDue: (limit: number, node: string) => Effect.Effect<Claim>
   /** Records answers on the rows `node` still holds; a retry whose device is gone ends as `DeviceRemoved`. */
   readonly record: (results: ReadonlyArray<Result>, node: string) => Effect.Effect<void>
   /** Claims older than `staleSeconds` of nodes silent that long become `unknown` (never sent again). */
   readonly expireStaleClaims: (staleSeconds: number) => Effect.Effect<void>
   /** Pending receipts of devices removed meanwhile end as `DeviceRemoved`. */
   readonly settleOrphans: Effect.Effect<void>
+  /**
+   * A device was removed: what it still had queued will never go (its receipts end as
+   * `DeviceRemoved`, and stay as delivery history); a push being sent right now is left to its answer.
+   */
+  readonly settleRemovedDevice: (deviceId: string) => Effect.Effect<void>
   /** `node` is alive now; nodes silent for a day are forgotten. */
   readonly heartbeat: (node: string) => Effect.Effect<void>
 }>()("herald/OutboxRepo") {
@@ -116,30 +151,24 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
     // list of ids (its primary key) and one for what is due (its due index).
     const deviceExists = sql`(SELECT true FROM devices d WHERE d.id = q.device_id)`
 
-    const claimIds = SqlSchema.findAll({
-      Request: Schema.Struct({ ids: Schema.Array(Schema.String), node: Schema.String }),
-      Result: Claimed,
-      execute: ({ ids, node }) =>
-        claim(
-          sql`SELECT q.receipt_id FROM push_queue q
-              WHERE q.receipt_id = ANY(${ids}::text[]) AND q.claimed_by IS NULL AND ${deviceExists}
-              FOR UPDATE OF q SKIP LOCKED`,
-          node
-        )
-    })
+    // Rows are decoded one by one (`sortClaim`), not by `SqlSchema`: a row that does not decode is
+    // already claimed, and must be settled, not fail the claim of the rest (and every claim after it).
+    const claimIds = ({ ids, node }: { readonly ids: ReadonlyArray<string>; readonly node: string }) =>
+      claim(
+        sql`SELECT q.receipt_id FROM push_queue q
+            WHERE q.receipt_id = ANY(${ids}::text[]) AND q.claimed_by IS NULL AND ${deviceExists}
+            FOR UPDATE OF q SKIP LOCKED`,
+        node
+      ).pipe(Effect.map(sortClaim))
 
-    const claimDue = SqlSchema.findAll({
-      Request: Schema.Struct({ limit: Schema.Number, node: Schema.String }),
-      Result: Claimed,
-      execute: ({ limit, node }) =>
-        claim(
-          sql`SELECT q.receipt_id FROM push_queue q
-              WHERE q.claimed_by IS NULL AND q.due_at <= now() AND ${deviceExists}
-              ORDER BY q.due_at LIMIT ${limit}
-              FOR UPDATE OF q SKIP LOCKED`,
-          node
-        )
-    })
+    const claimDue = ({ limit, node }: { readonly limit: number; readonly node: string }) =>
+      claim(
+        sql`SELECT q.receipt_id FROM push_queue q
+            WHERE q.claimed_by IS NULL AND q.due_at <= now() AND ${deviceExists}
+            ORDER BY q.due_at LIMIT ${limit}
+            FOR UPDATE OF q SKIP LOCKED`,
+        node
+      ).pipe(Effect.map(sortClaim))
 
     // A push to retry whose device was removed while it was at the provider will never go:
     // it ends as the removal would have ended it. An answer ends the queue row, a retry
@@ -190,6 +219,12 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
       Effect.orDie
     )
 
+    const settleRemovedDevice = (deviceId: string) =>
+      sql`WITH dequeued AS (
+            DELETE FROM push_queue WHERE device_id = ${deviceId} AND claimed_by IS NULL RETURNING receipt_id)
+          UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
+          WHERE id IN (SELECT receipt_id FROM dequeued) AND status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
+
     const heartbeat = (node: string) =>
       sql`INSERT INTO outbox_nodes (node) VALUES (${node}) ON CONFLICT (node) DO UPDATE SET seen_at = now()`.pipe(
         Effect.andThen(sql`DELETE FROM outbox_nodes WHERE seen_at < now() - interval '1 day'`),
@@ -215,6 +250,7 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
       record,
       expireStaleClaims,
       settleOrphans,
+      settleRemovedDevice,
       heartbeat
     })
   }))

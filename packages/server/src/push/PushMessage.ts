@@ -4,7 +4,7 @@
  * FCM fields) and the gateway picks the one the device's platform uses; a
  * browser's Web Push payload is built from them (WebPushPayload.ts).
  */
-import { Data, Duration, Option } from "effect"
+import { Data, Duration, Option, Schema } from "effect"
 import type { Effect } from "effect"
 
 /** A browser's Web Push keys (RFC 8291), base64url as `PushSubscription.toJSON()` gives them. */
@@ -58,6 +58,29 @@ export interface PushMessage {
     readonly android?: FcmAndroidOptions
   }
 }
+
+/**
+ * A message as a queue stores it (jsonb) and reads it back: every field a
+ * provider reads, so what is claimed is decoded, never cast.
+ */
+export const StoredPushMessage: Schema.Codec<PushMessage> = Schema.Struct({
+  pushType: Schema.Literals(["alert", "background", "liveactivity"]),
+  priority: Schema.Literals([5, 10]),
+  collapseId: Schema.optionalKey(Schema.String),
+  expiration: Schema.optionalKey(Schema.Number),
+  topicSuffix: Schema.optionalKey(Schema.String),
+  apns: Schema.Record(Schema.String, Schema.Unknown),
+  fcm: Schema.Struct({
+    notification: Schema.optionalKey(Schema.Struct({ title: Schema.String, body: Schema.String })),
+    data: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+    android: Schema.optionalKey(Schema.Struct({
+      priority: Schema.Literals(["high", "normal"]),
+      collapseKey: Schema.optionalKey(Schema.String),
+      ttlSeconds: Schema.optionalKey(Schema.Number),
+      notificationPriority: Schema.optionalKey(Schema.Literal("low"))
+    }))
+  })
+})
 
 /** APNs and FCM both refuse, for good, a payload over 4 KB. */
 export const PAYLOAD_LIMIT = 4096

@@ -9,18 +9,10 @@
  * rotation also marks every browser device inactive: each must subscribe
  * again with the new key, which registers it anew (docs/operations.md).
  */
-import { Clock, Context, Effect, Layer, Option, Ref, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
-
-const KeyRow = Schema.Struct({
-  keyId: Schema.String,
-  publicKey: Schema.String,
-  privateKey: Schema.String,
-  createdAt: Schema.String,
-  retiredAt: Schema.NullOr(Schema.String)
-})
-type KeyRow = typeof KeyRow.Type
+import { WebPushKeysRepo } from "./WebPushKeysRepo.ts"
+import type { VapidKeyRow as KeyRow } from "./WebPushKeysRepo.ts"
 
 /** A key pair as web-push takes it: base64url of the uncompressed public point (65 bytes) and of the private scalar (32). */
 export interface VapidKey {
@@ -76,28 +68,17 @@ export class WebPushKeys extends Context.Service<WebPushKeys, {
   readonly rotate: Effect.Effect<{ readonly key: VapidKeyRecord; readonly deactivatedDevices: number }>
   /** Every key, newest first. */
   readonly keys: Effect.Effect<ReadonlyArray<VapidKeyRecord>>
-}>()("herald/push/WebPushKeys") {
+}>()("herald/WebPushKeys") {
   static readonly layer = Layer.effect(WebPushKeys, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql`key_id, public_key, private_key, created_at, retired_at`
-
-    const findCurrent = SqlSchema.findOneOption({
-      Request: Schema.Void,
-      Result: KeyRow,
-      execute: () => sql`SELECT ${columns} FROM web_push_keys WHERE retired_at IS NULL`
-    })
-    const insert = (key: VapidKey, onConflictNothing: boolean) =>
-      sql`INSERT INTO web_push_keys (key_id, public_key, private_key)
-          VALUES (${key.keyId}, ${key.publicKey}, ${key.privateKey})
-          ${onConflictNothing ? sql`ON CONFLICT DO NOTHING` : sql``}`
+    const repo = yield* WebPushKeysRepo
 
     const read: Effect.Effect<KeyRow> = Effect.gen(function*() {
-      const found = yield* findCurrent(undefined)
+      const found = yield* repo.findCurrent
       if (Option.isSome(found)) return found.value
       // Race-safe: a concurrent first need inserts too; the unique one-current index keeps one.
-      yield* insert(newVapidKey(), true)
-      return yield* findCurrent(undefined).pipe(Effect.map(Option.getOrThrow))
-    }).pipe(Effect.orDie)
+      yield* repo.insert(newVapidKey(), { ifNoneCurrent: true })
+      return yield* repo.findCurrent.pipe(Effect.map(Option.getOrThrow))
+    })
 
     const cached = yield* Ref.make<{ readonly row: KeyRow; readonly at: number } | undefined>(undefined)
     const current = Effect.gen(function*() {
@@ -109,34 +90,19 @@ export class WebPushKeys extends Context.Service<WebPushKeys, {
       return row
     }).pipe(Effect.map((row): VapidKey => ({ keyId: row.keyId, publicKey: row.publicKey, privateKey: row.privateKey })))
 
-    const all = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: KeyRow,
-      execute: () => sql`SELECT ${columns} FROM web_push_keys ORDER BY created_at DESC, key_id DESC`
-    })
-
-    const deactivateBrowsers = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: () => sql`UPDATE devices SET active = false, updated_at = now() WHERE platform = 'web' AND active RETURNING id`
-    })
-
     return WebPushKeys.of({
       current,
       publicKey: Effect.map(read, (row) => row.publicKey),
-      keys: all(undefined).pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie),
-      rotate: sql.withTransaction(Effect.gen(function*() {
+      keys: Effect.map(repo.all, (rows) => rows.map(toRecord)),
+      rotate: repo.inTransaction(Effect.gen(function*() {
         // Serialize rotations: the second waits and retires the first's new key.
-        yield* sql`LOCK TABLE web_push_keys IN SHARE ROW EXCLUSIVE MODE`
-        yield* sql`UPDATE web_push_keys SET retired_at = now() WHERE retired_at IS NULL`
-        yield* insert(newVapidKey(), false)
-        const deactivated = yield* deactivateBrowsers(undefined)
-        const key = yield* findCurrent(undefined).pipe(Effect.map(Option.getOrThrow))
-        return { key: toRecord(key), deactivatedDevices: deactivated.length }
-      })).pipe(
-        Effect.tap(() => Ref.set(cached, undefined)),
-        Effect.orDie
-      )
+        yield* repo.lockForRotation
+        yield* repo.retireCurrent
+        yield* repo.insert(newVapidKey(), { ifNoneCurrent: false })
+        const deactivatedDevices = yield* repo.deactivateBrowsers
+        const key = yield* repo.findCurrent.pipe(Effect.map(Option.getOrThrow))
+        return { key: toRecord(key), deactivatedDevices }
+      })).pipe(Effect.tap(() => Ref.set(cached, undefined)))
     })
-  }))
+  })).pipe(Layer.provide(WebPushKeysRepo.layer))
 }

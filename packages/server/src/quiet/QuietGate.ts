@@ -22,8 +22,8 @@ import { Context, Effect, Layer, Queue } from "effect"
 import { makeId } from "../lib/Ids.ts"
 import { quietAlert } from "../push/Alerts.ts"
 import type { NewPush } from "../push/Outbox.ts"
-import { QUIET_CHANNEL, QuietRepo } from "./Repo.ts"
-import type { HeldRow, SettingsRow } from "./Repo.ts"
+import { QUIET_CHANNEL, QuietRepo } from "./QuietRepo.ts"
+import type { HeldRow, SettingsRow } from "./QuietRepo.ts"
 import { defaultSettings, quietAt } from "./Schedule.ts"
 import type { QuietSettings } from "./Schedule.ts"
 
@@ -60,7 +60,7 @@ export class QuietGate extends Context.Service<QuietGate, {
   readonly enabled: boolean
   /** Listens for other processes' changes; reloads everything once listening. Ends only when the connection fails. */
   readonly listen: Effect.Effect<void, unknown>
-}>()("herald/quiet/QuietGate") {
+}>()("herald/QuietGate") {
   static readonly layerNoDeps = Layer.effect(QuietGate, Effect.gen(function*() {
     const repo = yield* QuietRepo
     const pg = yield* PgClient.PgClient

@@ -10,7 +10,7 @@ import type { PutQuietHoursRequest } from "@herald/api"
 import { Clock, Context, Effect, Layer } from "effect"
 import { isValidTimezone } from "../oncall/Rotation.ts"
 import { QuietGate } from "./QuietGate.ts"
-import { QuietRepo } from "./Repo.ts"
+import { QuietRepo } from "./QuietRepo.ts"
 import { coversWholeWeek, quietAt } from "./Schedule.ts"
 import { Summaries } from "./Summaries.ts"
 
@@ -21,7 +21,7 @@ export class QuietHours extends Context.Service<QuietHours, {
   readonly put: (userId: string, input: PutQuietHoursRequest) => Effect.Effect<QuietHoursRecord, ValidationFailed>
   readonly mute: (userId: string, hours: number) => Effect.Effect<QuietHoursRecord>
   readonly unmute: (userId: string) => Effect.Effect<QuietHoursRecord>
-}>()("herald/quiet/QuietHours") {
+}>()("herald/QuietHours") {
   static readonly layerNoDeps = Layer.effect(QuietHours, Effect.gen(function*() {
     const repo = yield* QuietRepo
     const gate = yield* QuietGate

@@ -72,7 +72,7 @@ export class QuietRepo extends Context.Service<QuietRepo, {
   /** Deletes the person's held items due by `now` (after `claim`, in its transaction). */
   readonly drop: (userId: string, now: string) => Effect.Effect<void>
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/quiet/QuietRepo") {
+}>()("herald/QuietRepo") {
   static readonly layer = Layer.effect(QuietRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)

@@ -19,8 +19,8 @@ import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
 import { alertMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
 import { settingsOf } from "./QuietGate.ts"
-import { QuietRepo } from "./Repo.ts"
-import type { ClaimedHeld } from "./Repo.ts"
+import { QuietRepo } from "./QuietRepo.ts"
+import type { ClaimedHeld } from "./QuietRepo.ts"
 import { quietAt } from "./Schedule.ts"
 
 /** Titles a summary lists before "and N more". */
@@ -46,7 +46,7 @@ export class Summaries extends Context.Service<Summaries, {
   readonly loop: Effect.Effect<void>
   /** Tells this process's worker to pass now (a change ended someone's quiet). */
   readonly wake: Effect.Effect<void>
-}>()("herald/quiet/Summaries") {
+}>()("herald/Summaries") {
   static readonly layerNoDeps = (every: Duration.Input = "5 seconds") => Layer.effect(Summaries, Effect.gen(function*() {
     const repo = yield* QuietRepo
     const outbox = yield* Outbox
@@ -81,15 +81,7 @@ export class Summaries extends Context.Service<Summaries, {
           data: { kind: "quiet-summary", count: String(unread.length) }
         })
         // `critical`: the quiet is over (just read from the database); a cache a moment behind must not hold it again.
-        const receipts = yield* outbox.enqueue(devices.map((d) => ({
-          userId,
-          deviceId: d.id,
-          origin: "notification" as const,
-          itemId: id,
-          purpose: "alert" as const,
-          priority: "critical" as const,
-          message
-        })))
+        const receipts = yield* outbox.toDevices({ devices, origin: "notification", itemId: id, purpose: "alert", priority: "critical", message })
         return receipts.length > 0 ? 1 : 0
       }))
 

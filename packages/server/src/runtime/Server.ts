@@ -1,7 +1,8 @@
 /**
- * The layer graph of `herald serve`: config → logging → database (+
- * migrations) → capabilities → both APIs, docs and operator routes → the Node
- * HTTP server, and the workers beside it.
+ * The layer graph of `herald serve`: config → logging → database → the
+ * platform (runtime/Platform.ts: migrations and the shared infrastructure) →
+ * the capabilities, one layer per folder (`<folder>/layer.ts`) → both APIs,
+ * docs and operator routes → the Node HTTP server, and the workers beside it.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { AgentApi, AppApi, HooksApi, OAuthApi } from "@herald/api"
@@ -16,110 +17,52 @@ import { SignInLayer } from "../auth/layer.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MetricsConfig } from "../config/MetricsConfig.ts"
 import { describeTarget, serverDatabaseLayer } from "../db/Database.ts"
-import { MigrationsLayer } from "../db/Migrations.ts"
-import { UnitOfWork } from "../db/UnitOfWork.ts"
 import { answerClientErrors } from "../http/ClientErrors.ts"
 import { DocsPages } from "../http/DocsHeaders.ts"
-import { AddressThrottle, AddressThrottleMiddleware } from "../http/AddressThrottle.ts"
+import { AddressThrottleMiddleware } from "../http/AddressThrottle.ts"
 import { EdgeMiddleware } from "../http/Edge.ts"
 import { OpsRoutes } from "../http/Ops.ts"
 import { ConsoleRoutes } from "../console/ConsoleRoutes.ts"
 import { routerConfig } from "../http/Routes.ts"
-import { MetricsAtZeroLayer } from "../observability/MetricsAtZero.ts"
 import { RequestErrorsLive } from "../http/RequestErrors.ts"
 import { MeHandlers, PersonDevicesHandlers, PersonTokensHandlers } from "../identity/appHttp.ts"
 import { AuthHandlers, DevicesHandlers, TokensHandlers } from "../identity/http.ts"
-import { DeviceTargeting } from "../identity/DeviceTargeting.ts"
-import { Identity } from "../identity/Identity.ts"
-import { ActivityFeed } from "../inbox/ActivityFeed.ts"
 import { InboxHandlers } from "../inbox/http.ts"
-import { Inbox } from "../inbox/Inbox.ts"
-import { InboxWrites } from "../inbox/InboxWrites.ts"
 import { PersonInboxHandlers } from "../inbox/appHttp.ts"
-import { InboxSignals } from "../inbox/InboxSignals.ts"
 import { InboxStream } from "../inbox/InboxStream.ts"
 import { PersonTeamsHandlers } from "../teams/appHttp.ts"
 import { PersonOncallHandlers } from "../oncall/oncallAppHttp.ts"
 import { PersonMiniAppsHandlers } from "../miniApps/appHttp.ts"
 import { NotificationsHandlers } from "../notifications/http.ts"
-import { Notifications } from "../notifications/Notifications.ts"
-import { Billing } from "../billing/Billing.ts"
 import { BillingHandlers } from "../billing/http.ts"
-import { RateLimiter } from "../billing/RateLimiter.ts"
-import { Idempotency } from "../idempotency/Idempotency.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { MetricsListener, MetricsListenerLayer } from "./MetricsListener.ts"
 import { WorkersLayer } from "./Workers.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { BackgroundTraceLevel, OtlpLayer } from "../observability/Otlp.ts"
-import { Outbox } from "../push/Outbox.ts"
 import { PushGateway } from "../push/PushGateway.ts"
-import { SandboxRepo } from "../push/SandboxRepo.ts"
-import { WebPushKeys } from "../push/WebPushKeys.ts"
 import { InboundHandlers } from "../services/hooksHttp.ts"
 import { HistoryHandlers, ServicesHandlers } from "../services/http.ts"
-import { Services } from "../services/Services.ts"
-import { LiveActivityLive } from "../activities/ActivityBehaviour.ts"
-import { DevicePacing } from "../activities/DevicePacing.ts"
-import { ResidentActivities } from "../activities/ResidentActivities.ts"
 import { ActivitiesHandlers, PersonActivitiesHandlers } from "../activities/http.ts"
-import { LiveActivities } from "../activities/LiveActivities.ts"
-import { ActivitiesRepos } from "../activities/Repos.ts"
-import { ClusterLayer } from "../cluster/Cluster.ts"
-import { ActivityConfig } from "../config/ActivityConfig.ts"
-import { OncallConfig } from "../config/OncallConfig.ts"
 import { PersonInteractionsHandlers, InteractionsHandlers } from "../interactions/http.ts"
-import { Reminders } from "../interactions/Reminders.ts"
 import { PersonRemindersHandlers } from "../interactions/remindersHttp.ts"
-import { Interactions } from "../interactions/Interactions.ts"
-import { PromptLive } from "../interactions/PromptBehaviour.ts"
-import { InteractionsRepo } from "../interactions/Repo.ts"
-import { Transitions } from "../interactions/Transitions.ts"
-import { PromptWakeups } from "../interactions/Wakeups.ts"
-import { AppAccess } from "../apps/AppAccess.ts"
-import { Apps } from "../apps/Apps.ts"
 import { PersonAppsHandlers } from "../apps/appHttp.ts"
 import { AppsHandlers } from "../apps/http.ts"
-import { AuditTrail } from "../teams/AuditTrail.ts"
 import { AuditHandlers } from "../teams/auditHttp.ts"
-import { AuditLog } from "../teams/AuditLog.ts"
-import { AuditRetention } from "../teams/AuditRetention.ts"
-import { DeviceGroups } from "../teams/DeviceGroups.ts"
 import { DeviceGroupsHandlers } from "../teams/deviceGroupsHttp.ts"
-import { Membership } from "../teams/Membership.ts"
-import { Teams } from "../teams/Teams.ts"
 import { TeamsHandlers } from "../teams/http.ts"
-import { Invites } from "../teams/Invites.ts"
 import { PersonInvitesHandlers, TeamInvitesHandlers } from "../teams/invitesHttp.ts"
-import { Domains } from "../teams/Domains.ts"
 import { TeamDomainHandlers } from "../teams/domainHttp.ts"
 import { WebhooksHandlers } from "../webhooks/http.ts"
-import { PageLive } from "../oncall/PageBehaviour.ts"
-import { WatchAlerts } from "../watch/WatchAlerts.ts"
-import { DeliveryWatchLive } from "../watch/WatchBehaviour.ts"
-import { WatchRepo } from "../watch/WatchRepo.ts"
-import { ConnectorWatch } from "../watch/ConnectorWatch.ts"
-import { ConnectorWatchRepo } from "../watch/ConnectorWatchRepo.ts"
-import { Pages } from "../oncall/Pages.ts"
 import { PersonPagesHandlers } from "../oncall/pagesAppHttp.ts"
 import { PagesHandlers } from "../oncall/pagesHttp.ts"
-import { PagesRepo } from "../oncall/PagesRepo.ts"
-import { GroupsRepo } from "../oncall/GroupsRepo.ts"
-import { Groups as OncallGroups } from "../oncall/Groups.ts"
 import { OncallGroupsHandlers } from "../oncall/groupsHttp.ts"
-import { PageSteps } from "../oncall/PageSteps.ts"
-import { ReplyWebhooks } from "../webhooks/ReplyWebhooks.ts"
 import { MiniAppsHandlers } from "../miniApps/http.ts"
-import { Review as MiniAppReview } from "../miniApps/Review.ts"
 import { MiniAppReviewHandlers } from "../miniApps/reviewHttp.ts"
 import { PersonConnectorsHandlers } from "../connectors/appHttp.ts"
 import { ConnectorsHandlers } from "../connectors/http.ts"
 import { ConnectorsLayer } from "../connectors/layer.ts"
-import { Packages } from "../miniApps/Packages.ts"
-import { PackagesRepo } from "../miniApps/PackagesRepo.ts"
-import { Signing } from "../miniApps/Signing.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
-import { McpSessions } from "../mcp/McpSessions.ts"
 import {
   OAuthAuthorizeHandlers,
   OAuthClientsHandlers,
@@ -133,7 +76,20 @@ import { PersonQuietHoursHandlers } from "../quiet/appHttp.ts"
 import { QuietLayer } from "../quiet/layer.ts"
 import { AnswerRoutes } from "../email/AnswerPage.ts"
 import { PersonEmailChannelHandlers } from "../email/appHttp.ts"
-import { PageEmailLayer, PromptEmailLayer } from "../email/layer.ts"
+import { activityMetrics } from "../activities/layer.ts"
+import { AppsLayer } from "../apps/layer.ts"
+import { BillingLayer } from "../billing/layer.ts"
+import { IdempotencyLayer } from "../idempotency/layer.ts"
+import { InboxLayer } from "../inbox/layer.ts"
+import { PromptsLayer } from "../interactions/layer.ts"
+import { McpLayer } from "../mcp/layer.ts"
+import { MiniAppsLayer } from "../miniApps/layer.ts"
+import { NotificationsLayer } from "../notifications/layer.ts"
+import { registerAtZero } from "../observability/MetricsAtZero.ts"
+import { ServicesLayer } from "../services/layer.ts"
+import { TeamsLayer } from "../teams/layer.ts"
+import { WatchLayer } from "../watch/layer.ts"
+import { PlatformLayer, platformMetrics } from "./Platform.ts"
 
 const AgentRoutes = HttpApiBuilder.layer(AgentApi, { openapiPath: "/api/agent/openapi.json" }).pipe(
   Layer.provide([AuthHandlers, TokensHandlers, DevicesHandlers, NotificationsHandlers, InboxHandlers, BillingHandlers]),
@@ -167,92 +123,32 @@ const OAuthRoutes = HttpApiBuilder.layer(OAuthApi, { openapiPath: "/oauth/openap
 /** The docs pages, their Content-Security-Policy, and `nosniff` on every response (http/DocsHeaders.ts). */
 const DocsRoutes = DocsPages
 
-const PushLayer = Outbox.layer.pipe(Layer.provideMerge(PushGateway.layer))
-
-const MessagingLayer = Layer.mergeAll(Notifications.layer, Services.layer.pipe(Layer.provide([AppConfig.layer, ClusterLayer]))).pipe(
-  Layer.provideMerge(Layer.mergeAll(InboxWrites.layer, ActivityFeed.layer, PushLayer, Identity.layer, DeviceTargeting.layer, UnitOfWork.layer))
-)
-
-/** Prompts: the service, its entity on this process's cluster runtime, and reply webhooks. */
-const PromptsLayer = Interactions.layerNoDeps.pipe(
-  Layer.provideMerge(Layer.mergeAll(PromptLive, LiveActivityLive)),
-  Layer.provideMerge(Transitions.layer),
-  // Reminders of pending prompts: what the entity's Remind timer runs and where a new prompt's default comes from.
-  Layer.provideMerge(Reminders.layer),
-  // The e-mail channel: what the entity's EmailFallback timer runs, the person's settings (email/).
-  Layer.provideMerge(PromptEmailLayer),
-  Layer.provideMerge(PromptWakeups.layer),
-  Layer.provideMerge(LiveActivities.layerNoDeps),
-  Layer.provideMerge(Layer.mergeAll(DevicePacing.layer, ResidentActivities.layer)),
-  Layer.provideMerge(Layer.mergeAll(InteractionsRepo.layer, ActivitiesRepos, ReplyWebhooks.layer, ClusterLayer, ActivityConfig.layer, AppAccess.layer))
-)
-
-/** Teams and families (membership, invites, device groups, the domain, the audit log) and web apps. */
-const TeamsLayer = Layer.mergeAll(
-  Invites.layer,
-  DeviceGroups.layer,
-  Domains.layer,
-  AuditLog.layer,
-  AuditRetention.layer,
-  Apps.layer.pipe(Layer.provide(MessagingLayer))
-).pipe(Layer.provideMerge(Layer.mergeAll(Membership.layer, AuditTrail.layer, Teams.layer)))
-
-/** On-call pages: the service and its entity (one actor per page, durable escalation timers) on the cluster runtime. */
-const PagesLayer = Layer.mergeAll(Pages.layerNoDeps, PageLive).pipe(
-  Layer.provideMerge(PageSteps.layer),
-  // A paged person without an active device is mailed (email/PageMail.ts).
-  Layer.provideMerge(PageEmailLayer),
-  Layer.provideMerge(Layer.mergeAll(PagesRepo.layer, GroupsRepo.layer)),
-  Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, Membership.layer, AuditTrail.layer, AppAccess.layer, OncallConfig.layer))
-)
-
-/** The dead-man's switch of webhook services: one actor per watched service, its alerts (watch/). */
-const WatchLayer = DeliveryWatchLive.pipe(
-  Layer.provideMerge(WatchAlerts.layerNoDeps),
-  Layer.provide(Layer.mergeAll(ConnectorWatch.layer, WatchRepo.layer, ConnectorWatchRepo.layer)),
-  Layer.provide(Layer.mergeAll(ClusterLayer, MessagingLayer, PagesLayer))
-)
-
-/** Mini-app packages: publish and reads, and the signing keys. */
-const MiniAppsLayer = Packages.layer.pipe(
-  Layer.provide(AppConfig.layer),
-  Layer.provideMerge(Layer.mergeAll(PackagesRepo.layer, Signing.layer))
-)
-
-/** Mini-app package review: states, reports, offers (pushes through the outbox). */
-const MiniAppReviewLayer = MiniAppReview.layer.pipe(Layer.provide(Layer.mergeAll(AppConfig.layer, MessagingLayer)))
-
-/** Everything that needs the database, built on a migrated one. */
+/**
+ * Every capability, each one layer of its folder (`<folder>/layer.ts`) needing only the platform
+ * (runtime/Platform.ts), merged side by side on it: what the routes, the workers and the tests read.
+ * Each layer appears once in the graph: prompts carry live activities, reply webhooks and e-mail,
+ * watch carries on-call (docs/architecture.md, "Conventions").
+ */
 export const CapabilitiesLayer = Layer.mergeAll(
-  PromptsLayer.pipe(Layer.provideMerge(MessagingLayer)),
-  Inbox.layer,
-  // One per process: what InboxWrites publishes, the streams hear (and the listener worker, on PostgreSQL).
-  InboxSignals.layer,
-  InboxStream.layer.pipe(Layer.provide(MessagingLayer)),
-  Idempotency.layer,
-  Billing.layer,
-  SandboxRepo.layer,
-  WebPushKeys.layer,
+  NotificationsLayer,
+  ServicesLayer,
+  PromptsLayer,
+  InboxLayer,
+  IdempotencyLayer,
+  BillingLayer,
   TeamsLayer,
-  PagesLayer,
+  AppsLayer,
   WatchLayer,
-  OncallGroups.layer,
   MiniAppsLayer,
-  MiniAppReviewLayer,
-  // With the heartbeat watch's settings (watch/ConnectorWatch.ts: its timers are the cluster's).
-  ConnectorsLayer.pipe(Layer.provideMerge(ConnectorWatch.layer), Layer.provide(ClusterLayer)),
-  // Sign-in: browser sessions, one-time links, e-mailed links, passkeys (auth/layer.ts).
-  SignInLayer.pipe(Layer.provide(MessagingLayer)),
-  OAuthLayer.pipe(Layer.provide(MessagingLayer)),
-  McpSessions.layer.pipe(Layer.provide(MessagingLayer)),
-  // Quiet hours: settings, the per-process cache the outbox reads, the summaries of held pushes (quiet/).
-  QuietLayer.pipe(Layer.provide(MessagingLayer)),
-  // Read by the operator routes and the metrics listener (http/Ops.ts, MetricsListener.ts).
-  MetricsConfig.layer
-).pipe(
-  Layer.provideMerge(Layer.merge(RateLimiter.layer, AddressThrottle.layer)),
-  Layer.provideMerge(MigrationsLayer)
-)
+  ConnectorsLayer,
+  SignInLayer,
+  OAuthLayer,
+  McpLayer,
+  QuietLayer
+).pipe(Layer.provideMerge(PlatformLayer))
+
+/** The metrics a scrape lists from the start, each capability's declared list (observability/MetricsAtZero.ts). */
+const MetricsAtZeroLayer = registerAtZero([...platformMetrics, ...activityMetrics])
 
 /**
  * The edge, wrapped by the per-address limits: a global middleware added first

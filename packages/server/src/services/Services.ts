@@ -24,7 +24,7 @@ import {
   UnsupportedMediaType,
   ValidationFailed
 } from "@herald/api"
-import type { CurrentAgent, LimitReached } from "@herald/api"
+import type { LimitReached } from "@herald/api"
 import type { CreateServiceRequest, UpdateServiceRequest } from "@herald/api"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { generateSecret, hashSecret } from "../auth/Secrets.ts"
@@ -37,10 +37,11 @@ import { InboxWrites, previewOf } from "../inbox/InboxWrites.ts"
 import { makeId } from "../lib/Ids.ts"
 import { alertMessage, withdrawMessage } from "../push/Alerts.ts"
 import { Outbox } from "../push/Outbox.ts"
-import { AuditTrail, agentActor } from "../teams/AuditTrail.ts"
+import { AuditTrail } from "../teams/AuditTrail.ts"
+import type { AuditActor } from "../teams/AuditTrail.ts"
 import { Membership } from "../teams/Membership.ts"
-import { ServicesRepo } from "./Repo.ts"
-import type { AccessRow } from "./Repo.ts"
+import { ServicesRepo } from "./ServicesRepo.ts"
+import type { AccessRow } from "./ServicesRepo.ts"
 import { alertCollapseId } from "./inbound/AlertIdentity.ts"
 import type { InboundRequest } from "./inbound/Inbound.ts"
 import { Refusal } from "./inbound/Inbound.ts"
@@ -61,9 +62,10 @@ export class Services extends Context.Service<Services, {
   readonly create: (userId: string, input: CreateServiceRequest) => Effect.Effect<ServiceCreated, NotFound | LimitReached>
   readonly get: (userId: string, id: string) => Effect.Effect<AgentService, NotFound>
   /** The writes act as the request's agent (the audit entry names it and its token). */
-  readonly update: (userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound | Forbidden, CurrentAgent>
-  readonly remove: (userId: string, id: string) => Effect.Effect<void, NotFound | Forbidden, CurrentAgent>
-  readonly share: (userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound | Forbidden, CurrentAgent>
+  /** `actor` is who the family's audit entry names (the handler's `agentActor`). */
+  readonly update: (actor: AuditActor, userId: string, id: string, input: UpdateServiceRequest) => Effect.Effect<AgentService, NotFound | Forbidden>
+  readonly remove: (actor: AuditActor, userId: string, id: string) => Effect.Effect<void, NotFound | Forbidden>
+  readonly share: (actor: AuditActor, userId: string, id: string, familyId: string | null) => Effect.Effect<AgentService, NotFound | Forbidden>
   readonly rotate: (userId: string, id: string) => Effect.Effect<ServiceCreated, NotFound | Forbidden>
   /** An inbound delivery to the service whose webhook token this is, read by its format (inbound/Mapping.ts). */
   readonly deliver: (token: string, request: InboundRequest) => Effect.Effect<
@@ -148,13 +150,18 @@ export class Services extends Context.Service<Services, {
       })
 
     /** A change to a shared service is an entry in its family's log. */
-    const recordChange = (familyId: string | null, serviceId: string, action: string, metadata: Record<string, unknown>) =>
+    const recordChange = (
+      actor: AuditActor,
+      familyId: string | null,
+      serviceId: string,
+      action: string,
+      metadata: Record<string, unknown>
+    ) =>
       familyId === null
         ? Effect.void
-        : Effect.flatMap(agentActor, (actor) =>
-          audit.record(actor, { teamId: familyId, action, targetType: "service", targetId: serviceId, metadata }))
+        : audit.record(actor, { teamId: familyId, action, targetType: "service", targetId: serviceId, metadata })
 
-    const update = Effect.fn("Services.update")(function*(userId: string, id: string, input: UpdateServiceRequest) {
+    const update = Effect.fn("Services.update")(function*(actor: AuditActor, userId: string, id: string, input: UpdateServiceRequest) {
       return yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* changeable(userId, id)
         // The reply webhook is the creator's: a family owner renames, it does not reroute outcomes.
@@ -167,7 +174,7 @@ export class Services extends Context.Service<Services, {
           yield* watches.save(id, watch)
         }
         const updated = yield* Effect.flatMap(repo.update(id, fields), found)
-        yield* recordChange(row.familyId, id, "service.updated", { fields: Object.keys(input), title: updated.title })
+        yield* recordChange(actor, row.familyId, id, "service.updated", { fields: Object.keys(input), title: updated.title })
         return updated
       })).pipe(
         Effect.catchTag("MissingReference", () => Effect.fail(replyWebhookNotFound)),
@@ -175,15 +182,15 @@ export class Services extends Context.Service<Services, {
       )
     })
 
-    const remove = Effect.fn("Services.remove")(function*(userId: string, id: string) {
+    const remove = Effect.fn("Services.remove")(function*(actor: AuditActor, userId: string, id: string) {
       yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* changeable(userId, id)
         if (!(yield* repo.remove(id))) return yield* notFound
-        yield* recordChange(row.familyId, id, "service.deleted", { title: row.title })
+        yield* recordChange(actor, row.familyId, id, "service.deleted", { title: row.title })
       }))
     })
 
-    const share = Effect.fn("Services.share")(function*(userId: string, id: string, familyId: string | null) {
+    const share = Effect.fn("Services.share")(function*(actor: AuditActor, userId: string, id: string, familyId: string | null) {
       return yield* repo.inTransaction(Effect.gen(function*() {
         const seen = yield* access(userId, id)
         if (seen.userId !== userId) return yield* creatorOnly("share or unshare it")
@@ -198,8 +205,8 @@ export class Services extends Context.Service<Services, {
         const row = yield* access(userId, id, { forUpdate: true })
         if (row.familyId === familyId) return recordOf(row)
         const updated = yield* Effect.flatMap(repo.setFamily(id, familyId), found)
-        yield* recordChange(row.familyId, id, "service.unshared", { title: row.title })
-        yield* recordChange(familyId, id, "service.shared", { title: row.title })
+        yield* recordChange(actor, row.familyId, id, "service.unshared", { title: row.title })
+        yield* recordChange(actor, familyId, id, "service.shared", { title: row.title })
         return updated
       }))
     })
@@ -283,24 +290,9 @@ export class Services extends Context.Service<Services, {
           threadId: null
         })
         const withdraw = withdrawFrom.length > 0 ? withdrawMessage(alertCollapse!) : undefined
-        return yield* outbox.enqueue([
-          ...withdrawFrom.map((device) => ({
-            userId: device.userId,
-            deviceId: device.deviceId,
-            origin: "event" as const,
-            itemId: id,
-            purpose: "withdraw" as const,
-            message: withdraw!
-          })),
-          ...devices.map((device) => ({
-            userId: device.userId,
-            deviceId: device.id,
-            origin: "event" as const,
-            itemId: id,
-            purpose: "alert" as const,
-            message,
-            priority: input.priority
-          }))
+        return yield* outbox.toDevices([
+          ...(withdraw !== undefined ? [{ devices: withdrawFrom, origin: "event", itemId: id, purpose: "withdraw", message: withdraw } as const] : []),
+          { devices, origin: "event", itemId: id, purpose: "alert", message, priority: input.priority }
         ])
       })
       // A resolved alert reads before it writes: one transaction (the only delivery that costs a statement

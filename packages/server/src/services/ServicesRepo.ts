@@ -10,7 +10,7 @@ import type { AlertPriority, AlertState, InboundFormat, InboundTemplate, LimitRe
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { MAX_SERVICES } from "../config/Limits.ts"
-import { insertWithinLimit, lockAccount, LockSpace } from "../db/AccountLocks.ts"
+import { countLocked, insertWithinLimit, LockSpace } from "../db/AccountLocks.ts"
 import { orMissingReference } from "../db/ForeignKeys.ts"
 import type { MissingReference } from "../db/ForeignKeys.ts"
 import { makeWriter, write } from "../db/UnitOfWork.ts"
@@ -150,14 +150,6 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
     const sColumns = sql`s.id, s.title, s.image_url, s.url, s.created_at, s.updated_at, s.family_id, s.default_reply_webhook_id, s.format, s.template`
     const one = <A>(found: Effect.Effect<Option.Option<A>, unknown>) => found.pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
 
-    const countLocked = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: (userId) =>
-        lockAccount(sql, LockSpace.services, userId).pipe(
-          Effect.andThen(sql`SELECT count(*)::int AS n FROM services WHERE user_id = ${userId}`)
-        )
-    })
     const insertRow = SqlSchema.findOne({
       Request: Schema.Struct({
         id: Schema.String,
@@ -175,7 +167,7 @@ export class ServicesRepo extends Context.Service<ServicesRepo, {
     })
     const insert = (s: NewService) =>
       insertWithinLimit(sql, {
-        count: countLocked(s.userId).pipe(Effect.map((row) => row.n), Effect.orDie),
+        count: countLocked(sql, LockSpace.services, s.userId, sql`SELECT count(*)::int AS n FROM services WHERE user_id = ${s.userId}`),
         limit: MAX_SERVICES,
         what: "webhook services"
       }, orMissingReference(insertRow(s)))

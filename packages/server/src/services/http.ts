@@ -4,6 +4,7 @@ import type { AgentService } from "@herald/api"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ActivityFeed } from "../inbox/ActivityFeed.ts"
+import { agentActor } from "../teams/AuditTrail.ts"
 import { WatchSettings } from "../watch/WatchSettings.ts"
 import { Services } from "./Services.ts"
 
@@ -12,6 +13,8 @@ export const ServicesHandlers = HttpApiBuilder.group(AgentApi, "services", Effec
   const watches = yield* WatchSettings
   // Every record carries its dead-man's switch (`watch`, null when none): docs/dead-mans-switch.md.
   const withWatch = <S extends AgentService>(service: S) => Effect.map(watches.attach([service]), ([s]) => s!)
+  // A change to a shared service is audited in its family's log, naming the agent and its token.
+  const caller = Effect.all({ agent: CurrentAgent, actor: agentActor })
   return handlers
     .handle("list", () =>
       Effect.flatMap(CurrentAgent, (agent) => services.list(agent.userId)).pipe(
@@ -25,11 +28,11 @@ export const ServicesHandlers = HttpApiBuilder.group(AgentApi, "services", Effec
       ))
     .handle("get", ({ params }) => Effect.flatMap(CurrentAgent, (agent) => services.get(agent.userId, params.id)).pipe(Effect.flatMap(withWatch)))
     .handle("update", ({ params, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => services.update(agent.userId, params.id, payload)).pipe(Effect.flatMap(withWatch)))
+      Effect.flatMap(caller, ({ actor, agent }) => services.update(actor, agent.userId, params.id, payload)).pipe(Effect.flatMap(withWatch)))
     .handle("remove", ({ params }) =>
-      Effect.flatMap(CurrentAgent, (agent) => services.remove(agent.userId, params.id)).pipe(Effect.as(ok)))
+      Effect.flatMap(caller, ({ actor, agent }) => services.remove(actor, agent.userId, params.id)).pipe(Effect.as(ok)))
     .handle("share", ({ params, payload }) =>
-      Effect.flatMap(CurrentAgent, (agent) => services.share(agent.userId, params.id, payload.familyId)).pipe(Effect.flatMap(withWatch)))
+      Effect.flatMap(caller, ({ actor, agent }) => services.share(actor, agent.userId, params.id, payload.familyId)).pipe(Effect.flatMap(withWatch)))
     .handle("rotate", ({ params }) =>
       Effect.flatMap(CurrentAgent, (agent) => services.rotate(agent.userId, params.id)).pipe(
         Effect.flatMap((created) =>

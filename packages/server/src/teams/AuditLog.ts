@@ -52,7 +52,7 @@ export interface AuditCsvExport {
 export class AuditLog extends Context.Service<AuditLog, {
   readonly page: (userId: string, teamId: string, query: AuditLogQuery) => Effect.Effect<AuditLogPage, BadRequest | Forbidden | NotFound>
   readonly csv: (userId: string, teamId: string, query: AuditLogQuery) => Effect.Effect<AuditCsvExport, Forbidden | NotFound>
-}>()("herald/teams/AuditLog") {
+}>()("herald/AuditLog") {
   static readonly layerNoDeps = Layer.effect(AuditLog, Effect.gen(function*() {
     const repo = yield* AuditLogRepo
     const membership = yield* Membership

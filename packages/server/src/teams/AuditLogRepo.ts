@@ -40,7 +40,7 @@ export class AuditLogRepo extends Context.Service<AuditLogRepo, {
   readonly deleteOlder: (teamId: string, before: string, batch: number) => Effect.Effect<number>
   /** Deletes up to `batch` of the team's resolved pages resolved before `before` (ISO); how many went. */
   readonly deleteResolvedPages: (teamId: string, before: string, batch: number) => Effect.Effect<number>
-}>()("herald/teams/AuditLogRepo") {
+}>()("herald/AuditLogRepo") {
   static readonly layer = Layer.effect(AuditLogRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

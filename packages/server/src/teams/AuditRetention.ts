@@ -22,7 +22,7 @@ export class AuditRetention extends Context.Service<AuditRetention, {
   /** One pass over every team with a retention; how many entries it deleted. */
   readonly sweep: Effect.Effect<number>
   readonly sweepEvery: Duration.Duration
-}>()("herald/teams/AuditRetention") {
+}>()("herald/AuditRetention") {
   static readonly layerNoDeps = Layer.effect(AuditRetention, Effect.gen(function*() {
     const repo = yield* AuditLogRepo
 

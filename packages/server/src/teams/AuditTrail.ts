@@ -62,7 +62,7 @@ export const operatorActor: AuditActor = { userId: null, tokenId: null, ip: null
 export class AuditTrail extends Context.Service<AuditTrail, {
   /** Writes one entry; run it inside the transaction that makes the change. */
   readonly record: (actor: AuditActor, change: AuditChange) => Effect.Effect<void>
-}>()("herald/teams/AuditTrail") {
+}>()("herald/AuditTrail") {
   static readonly layer = Layer.effect(AuditTrail, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return AuditTrail.of({

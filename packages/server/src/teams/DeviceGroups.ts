@@ -14,8 +14,8 @@
 import { DeviceGroupList, LimitReached, NotFound, TeamDeviceList } from "@herald/api"
 import type { CreateDeviceGroupRequest, DeviceGroup, Forbidden, UpdateDeviceGroupRequest } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { MAX_DEVICE_GROUPS } from "../config/Limits.ts"
+import { checkLimit } from "../db/AccountLocks.ts"
 import { makeId } from "../lib/Ids.ts"
 import { AuditTrail } from "./AuditTrail.ts"
 import type { AuditActor } from "./AuditTrail.ts"
@@ -48,15 +48,13 @@ export class DeviceGroups extends Context.Service<DeviceGroups, {
   >
   readonly remove: (caller: Caller, teamId: string, groupId: string) => Effect.Effect<void, NotFound | Forbidden>
   readonly devices: (userId: string, teamId: string) => Effect.Effect<TeamDeviceList, NotFound | Forbidden>
-}>()("herald/teams/DeviceGroups") {
+}>()("herald/DeviceGroups") {
   static readonly layerNoDeps = Layer.effect(DeviceGroups, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* DeviceGroupsRepo
     const membership = yield* Membership
     const audit = yield* AuditTrail
 
-    const transaction = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+    const transaction = repo.inTransaction
 
     /** The member ids, deduplicated, once every one is a member of the team. */
     const checkMembers = Effect.fnUntraced(function*(teamId: string, ids: ReadonlyArray<string>) {
@@ -100,12 +98,7 @@ export class DeviceGroups extends Context.Service<DeviceGroups, {
     const create = Effect.fn("DeviceGroups.create")(function*(caller: Caller, teamId: string, input: CreateDeviceGroupRequest) {
       return yield* transaction(Effect.gen(function*() {
         yield* membership.require(caller.userId, teamId, "admin", { forUpdate: true })
-        if ((yield* repo.countLocked(teamId)) >= MAX_DEVICE_GROUPS) {
-          return yield* new LimitReached({
-            error: `A team keeps at most ${MAX_DEVICE_GROUPS} device groups.`,
-            limit: MAX_DEVICE_GROUPS
-          })
-        }
+        yield* checkLimit({ count: repo.countLocked(teamId), limit: MAX_DEVICE_GROUPS, error: `A team keeps at most ${MAX_DEVICE_GROUPS} device groups.` })
         const memberIds = yield* checkMembers(teamId, input.memberIds ?? [])
         const devices = yield* checkDevices(teamId, input.deviceIds ?? [])
         const id = yield* makeId("grp")

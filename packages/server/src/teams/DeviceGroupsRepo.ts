@@ -9,7 +9,7 @@ import { DeviceGroup, DeviceGroupDevice, DeviceGroupMember, TeamDevice } from "@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { MAX_TEAM_DEVICES_LISTED } from "../config/Limits.ts"
-import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 import { orMissingReference } from "../db/ForeignKeys.ts"
 import type { MissingReference } from "../db/ForeignKeys.ts"
 
@@ -53,18 +53,11 @@ export class DeviceGroupsRepo extends Context.Service<DeviceGroupsRepo, {
   readonly records: (teamId: string, groupId?: string) => Effect.Effect<ReadonlyArray<DeviceGroup>>
   /** Devices of the team's members, newest first, at most `MAX_TEAM_DEVICES_LISTED`. */
   readonly teamDevices: (teamId: string) => Effect.Effect<ReadonlyArray<TeamDevice>>
-}>()("herald/teams/DeviceGroupsRepo") {
+  /** Runs `effect` in one transaction (a change, its checks and its audit entries). */
+  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>()("herald/DeviceGroupsRepo") {
   static readonly layer = Layer.effect(DeviceGroupsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-
-    const countLocked = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: (teamId) =>
-        lockAccount(sql, LockSpace.deviceGroups, teamId).pipe(
-          Effect.andThen(sql`SELECT count(*)::int AS n FROM device_groups WHERE team_id = ${teamId}`)
-        )
-    })
 
     const insert = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.String, teamId: Schema.String, name: Schema.String }),
@@ -161,7 +154,9 @@ export class DeviceGroupsRepo extends Context.Service<DeviceGroupsRepo, {
     })
 
     return DeviceGroupsRepo.of({
-      countLocked: (teamId) => countLocked(teamId).pipe(Effect.map((row) => row.n), Effect.orDie),
+      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
+      countLocked: (teamId) =>
+        countLocked(sql, LockSpace.deviceGroups, teamId, sql`SELECT count(*)::int AS n FROM device_groups WHERE team_id = ${teamId}`),
       insert: (group) => insert(group).pipe(Effect.orDie),
       lock: (teamId, groupId) => lock({ teamId, groupId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       touch: (groupId, name) => touch({ groupId, name: name ?? null }).pipe(Effect.orDie),

@@ -30,7 +30,7 @@ const codeOf = (error: unknown): string => {
 
 export class DnsTxt extends Context.Service<DnsTxt, {
   readonly lookup: (name: string) => Effect.Effect<TxtLookup>
-}>()("herald/teams/DnsTxt") {
+}>()("herald/DnsTxt") {
   static readonly layerNoDeps = Layer.effect(DnsTxt, Effect.gen(function*() {
     const config = yield* DomainConfig
     const timeoutMs = Duration.toMillis(config.dnsTimeout)

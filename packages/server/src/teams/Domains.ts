@@ -68,7 +68,7 @@ export class Domains extends Context.Service<Domains, {
   readonly set: (actor: AuditActor, userId: string, teamId: string, domain: string) => Effect.Effect<Team, NotFound | Forbidden | PublicEmailDomain>
   readonly clear: (actor: AuditActor, userId: string, teamId: string) => Effect.Effect<Team, NotFound | Forbidden>
   readonly verify: (actor: AuditActor, userId: string, teamId: string) => Effect.Effect<Team, VerifyError>
-}>()("herald/teams/Domains") {
+}>()("herald/Domains") {
   static readonly layerNoDeps = Layer.effect(Domains, Effect.gen(function*() {
     const repo = yield* DomainsRepo
     const dns = yield* DnsTxt

@@ -40,7 +40,7 @@ export class DomainsRepo extends Context.Service<DomainsRepo, {
   readonly clear: (teamId: string) => Effect.Effect<void>
   /** The pending domain becomes the verified one at `at`; DomainTaken when another team holds it. */
   readonly markVerified: (teamId: string, domain: string, at: Date) => Effect.Effect<void, DomainTaken>
-}>()("herald/teams/DomainsRepo") {
+}>()("herald/DomainsRepo") {
   static readonly layer = Layer.effect(DomainsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

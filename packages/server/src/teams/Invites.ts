@@ -67,7 +67,7 @@ export class Invites extends Context.Service<Invites, {
   ) => Effect.Effect<Team, BadRequest | Forbidden | NotFound | Conflict | LimitReached>
   /** What a code leads to, before accepting it (the join page); 404 as accepting would for a code no longer valid. */
   readonly preview: (userId: string, code: string) => Effect.Effect<InvitePreview, NotFound>
-}>()("herald/teams/Invites") {
+}>()("herald/Invites") {
   static readonly layerNoDeps = Layer.effect(Invites, Effect.gen(function*() {
     const repo = yield* InvitesRepo
     const membership = yield* Membership

@@ -56,7 +56,7 @@ export class InvitesRepo extends Context.Service<InvitesRepo, {
   readonly isMember: (teamId: string, userId: string) => Effect.Effect<boolean>
   readonly addMember: (teamId: string, userId: string, role: Exclude<TeamRole, "owner">) => Effect.Effect<void>
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/teams/InvitesRepo") {
+}>()("herald/InvitesRepo") {
   static readonly layer = Layer.effect(InvitesRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const one = <A>(found: Effect.Effect<Option.Option<A>, unknown>) => found.pipe(Effect.map(Option.getOrUndefined), Effect.orDie)

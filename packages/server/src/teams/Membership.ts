@@ -49,7 +49,7 @@ export class Membership extends Context.Service<Membership, {
     least: TeamRole,
     options?: { readonly forUpdate?: boolean }
   ) => Effect.Effect<Standing, NotFound | Forbidden>
-}>()("herald/teams/Membership") {
+}>()("herald/Membership") {
   static readonly layer = Layer.effect(Membership, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const find = SqlSchema.findOneOption({

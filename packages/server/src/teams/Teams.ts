@@ -13,6 +13,7 @@ import { Conflict, Forbidden, LimitReached, NotFound, Team, TeamDetail } from "@
 import type { TeamKind, TeamRole } from "@herald/api"
 import { Context, Effect, Layer } from "effect"
 import { MAX_FAMILIES_PER_PERSON } from "../config/Limits.ts"
+import { withinLimit } from "../db/AccountLocks.ts"
 import { makeId } from "../lib/Ids.ts"
 import type { AuditActor } from "./AuditTrail.ts"
 import { AuditTrail } from "./AuditTrail.ts"
@@ -61,7 +62,7 @@ export class Teams extends Context.Service<Teams, {
     teamId: string,
     targetId: string
   ) => Effect.Effect<void, NotFound | Forbidden | Conflict>
-}>()("herald/teams/Teams") {
+}>()("herald/Teams") {
   static readonly layerNoDeps = Layer.effect(Teams, Effect.gen(function*() {
     const repo = yield* TeamsRepo
     const membership = yield* Membership
@@ -89,13 +90,11 @@ export class Teams extends Context.Service<Teams, {
       if (input.kind !== "family") return yield* familiesOnly
       return yield* repo.inTransaction(Effect.gen(function*() {
         // Every family lists in GET /teams and costs its owner's attention: a person belongs to a bounded number.
-        if ((yield* repo.countLocked(userId, "family")) >= MAX_FAMILIES_PER_PERSON) {
-          return yield* new LimitReached({
-            error: `A person belongs to at most ${MAX_FAMILIES_PER_PERSON} families.`,
-            limit: MAX_FAMILIES_PER_PERSON
-          })
-        }
-        return yield* create(actor, userId, "family", input.name)
+        return yield* withinLimit({
+          count: repo.countLocked(userId, "family"),
+          limit: MAX_FAMILIES_PER_PERSON,
+          error: `A person belongs to at most ${MAX_FAMILIES_PER_PERSON} families.`
+        }, create(actor, userId, "family", input.name))
       }))
     })
 

@@ -11,7 +11,7 @@ import { DomainVerification, Team, TeamMember, TeamRole, TeamSeats } from "@hera
 import type { TeamKind, TeamPlan } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { lockAccount, LockSpace } from "../db/AccountLocks.ts"
+import { countLocked, LockSpace } from "../db/AccountLocks.ts"
 import { FAMILY_SEATS } from "../config/Limits.ts"
 
 /** A team's columns and counts as one member sees them, before the record is shaped. */
@@ -107,7 +107,7 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
   readonly unshareApps: (teamId: string, userId: string) => Effect.Effect<ReadonlyArray<string>>
   /** Runs `effect` in one transaction (a change, its checks and its audit entries). */
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/teams/TeamsRepo") {
+}>()("herald/TeamsRepo") {
   static readonly layer = Layer.effect(TeamsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -143,15 +143,6 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
             WHERE m.team_id = ${teamId}
             ORDER BY (m.role = 'owner') DESC, m.joined_at, m.user_id`
     })
-    const countLocked = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.String, kind: Schema.String }),
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: ({ kind, userId }) =>
-        lockAccount(sql, LockSpace.families, userId).pipe(
-          Effect.andThen(sql`SELECT count(*)::int AS n FROM team_members m JOIN teams t ON t.id = m.team_id
-                             WHERE m.user_id = ${userId} AND t.kind = ${kind}`)
-        )
-    })
     // One order for every locker of several member rows, so two of them never wait on each other.
     const lockMembers = SqlSchema.findAll({
       Request: Schema.Struct({ teamId: Schema.String, userIds: Schema.NullOr(Schema.Array(Schema.String)) }),
@@ -182,7 +173,9 @@ export class TeamsRepo extends Context.Service<TeamsRepo, {
         find({ userId, teamId }).pipe(Effect.map(Option.map(toTeam)), Effect.map(Option.getOrUndefined), Effect.orDie),
       listFor: (userId) => listFor(userId).pipe(Effect.map((rows) => rows.map(toTeam)), Effect.orDie),
       members: (teamId) => members(teamId).pipe(Effect.orDie),
-      countLocked: (userId, kind) => countLocked({ userId, kind }).pipe(Effect.map((row) => row.n), Effect.orDie),
+      countLocked: (userId, kind) =>
+        countLocked(sql, LockSpace.families, userId, sql`SELECT count(*)::int AS n FROM team_members m JOIN teams t ON t.id = m.team_id
+                                                         WHERE m.user_id = ${userId} AND t.kind = ${kind}`),
       insert: (team) =>
         Effect.all([
           sql`INSERT INTO teams (id, kind, plan, name) VALUES (${team.id}, ${team.kind}, ${team.plan}, ${team.name})`,

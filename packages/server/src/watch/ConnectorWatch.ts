@@ -27,7 +27,7 @@ export class ConnectorWatch extends Context.Service<ConnectorWatch, {
   readonly seen: (connectorId: string) => Effect.Effect<void>
   /** The records with `alertAfterSeconds` and `silentSince` (null when not watched). */
   readonly attach: (connectors: ReadonlyArray<Connector>) => Effect.Effect<ReadonlyArray<Connector>>
-}>()("herald/watch/ConnectorWatch") {
+}>()("herald/ConnectorWatch") {
   static readonly layerNoDeps = Layer.effect(ConnectorWatch, Effect.gen(function*() {
     const repo = yield* ConnectorWatchRepo
     const watch = yield* DeliveryWatch.client

@@ -38,7 +38,7 @@ export class ConnectorWatchRepo extends Context.Service<ConnectorWatchRepo, {
   readonly markSilent: (w: ConnectorWatchRow, since: string) => Effect.Effect<boolean>
   readonly markResumed: (connectorId: string, since: string) => Effect.Effect<boolean>
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/watch/ConnectorWatchRepo") {
+}>()("herald/ConnectorWatchRepo") {
   static readonly layer = Layer.effect(ConnectorWatchRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`w.connector_id, c.name, c.user_id, w.alert_after_seconds, w.started_at, c.last_seen_at, w.silent_since`

@@ -46,7 +46,7 @@ export class WatchAlerts extends Context.Service<WatchAlerts, {
   readonly check: (serviceId: string, deadline: Deadline) => Effect.Effect<void>
   /** The same for a tunnel connector's heartbeats (its owner is told; no page). */
   readonly checkConnector: (connectorId: string, deadline: Deadline) => Effect.Effect<void>
-}>()("herald/watch/WatchAlerts") {
+}>()("herald/WatchAlerts") {
   static readonly layerNoDeps = Layer.effect(WatchAlerts, Effect.gen(function*() {
     const repo = yield* WatchRepo
     const settings = yield* WatchSettings
@@ -73,15 +73,7 @@ export class WatchAlerts extends Context.Service<WatchAlerts, {
           imageUrl: null,
           threadId: null
         })
-        return yield* outbox.enqueue(devices.map((d) => ({
-          userId: d.userId,
-          deviceId: d.id,
-          origin: "event" as const,
-          itemId: id,
-          purpose: "alert" as const,
-          message,
-          priority: "high" as const
-        })))
+        return yield* outbox.toDevices({ devices, origin: "event", itemId: id, purpose: "alert", message, priority: "high" })
       })
 
     /** The group's page for this silence (absorbed when one is already open under its key). */

@@ -62,7 +62,7 @@ export class WatchRepo extends Context.Service<WatchRepo, {
   /** The page raised for the silence `since` (first one wins). */
   readonly setPage: (serviceId: string, since: string, pageId: string) => Effect.Effect<void>
   readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/watch/WatchRepo") {
+}>()("herald/WatchRepo") {
   static readonly layer = Layer.effect(WatchRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const stateColumns = sql`w.service_id, w.expect_every_seconds, w.grace_seconds, w.alert_group_id, w.started_at,

@@ -62,7 +62,7 @@ export class WatchSettings extends Context.Service<WatchSettings, {
   readonly afterDelivery: (serviceId: string, watch: DeliveryWatchState) => Effect.Effect<void>
   /** The records with their `watch` (null when none). */
   readonly attach: <S extends AgentService>(services: ReadonlyArray<S>) => Effect.Effect<ReadonlyArray<S>>
-}>()("herald/watch/WatchSettings") {
+}>()("herald/WatchSettings") {
   static readonly layerNoDeps = Layer.effect(WatchSettings, Effect.gen(function*() {
     const repo = yield* WatchRepo
     const groups = yield* GroupsRepo

@@ -24,7 +24,7 @@ import { Deliveries } from "./Deliveries.ts"
 import { DeliveriesRepo } from "./DeliveriesRepo.ts"
 import { checkUrl } from "./Outbound.ts"
 import { eventPayload } from "./Payloads.ts"
-import { WebhooksRepo } from "./Repo.ts"
+import { WebhooksRepo } from "./WebhooksRepo.ts"
 import { generateSigningSecret } from "./Signing.ts"
 
 const ALL_EVENTS = ["interaction.answered", "interaction.expired", "interaction.canceled"] as const

@@ -8,8 +8,8 @@ import { ReplyEventType, ReplyWebhook, ReplyWebhookHeader, ReplyWebhookPreset } 
 import type { LimitReached } from "@herald/api"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { insertWithinLimit, lockAccount, LockSpace } from "../db/AccountLocks.ts"
-import type { Routing } from "../interactions/Repo.ts"
+import { countLocked, insertWithinLimit, lockAccount, LockSpace } from "../db/AccountLocks.ts"
+import type { Routing } from "../interactions/InteractionsRepo.ts"
 import { cancelPending } from "./DeliveriesRepo.ts"
 
 export interface WebhookFields {
@@ -37,7 +37,6 @@ const toWebhook = (row: typeof WebhookRow.Type) =>
   new ReplyWebhook({ ...row, headers: row.headers.map((h) => new ReplyWebhookHeader({ name: h.name, value: REDACTED })) })
 
 const Owned = Schema.Struct({ userId: Schema.String, id: Schema.String })
-const Count = Schema.Struct({ n: Schema.Int })
 const TargetsRequest = Schema.Struct({
   userId: Schema.String,
   webhookId: Schema.NullOr(Schema.String),
@@ -87,14 +86,9 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
       sql`UPDATE reply_webhooks SET is_default = false, updated_at = now()
           WHERE user_id = ${userId} AND is_default AND id <> ${id}`
 
-    const count = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Count,
-      execute: (userId) => sql`SELECT count(*)::int AS n FROM reply_webhooks WHERE user_id = ${userId}`
-    })
     /** The account's webhooks, counted under its lock (in the caller's transaction, before its insert). */
     const lockAndCount = (userId: string) =>
-      lockAccount(sql, LockSpace.replyWebhooks, userId).pipe(Effect.andThen(count(userId)), Effect.map((c) => c.n), Effect.orDie)
+      countLocked(sql, LockSpace.replyWebhooks, userId, sql`SELECT count(*)::int AS n FROM reply_webhooks WHERE user_id = ${userId}`)
 
     const insert = (row: NewWebhook) => webhooks(sql`
       INSERT INTO reply_webhooks (id, user_id, name, url, preset, headers, events, enabled, is_default, signing_secret)

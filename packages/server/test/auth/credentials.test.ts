@@ -13,7 +13,7 @@ import { Credentials } from "../../src/auth/Credentials.ts"
 import type { CredentialsOptions } from "../../src/auth/Credentials.ts"
 import { displayPrefix, generateSecret, hashSecret, isWellFormed } from "../../src/auth/Secrets.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
-import { IdentityRepo } from "../../src/identity/Repo.ts"
+import { IdentityRepo } from "../../src/identity/IdentityRepo.ts"
 import { makeId } from "../../src/lib/Ids.ts"
 import { CredentialsWorkers } from "../../src/runtime/Workers.ts"
 

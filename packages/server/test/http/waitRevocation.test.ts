@@ -7,7 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { Credentials } from "../../src/auth/Credentials.ts"
-import { IdentityRepo } from "../../src/identity/Repo.ts"
+import { IdentityRepo } from "../../src/identity/IdentityRepo.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 import { agentClient, makeAgent, TestServerLayer } from "../../../../test/support/server.ts"
 

@@ -13,6 +13,12 @@ const TestLayer = Idempotency.layer.pipe(Layer.provideMerge(TestDatabase))
 
 const Answer = Schema.Struct({ id: Schema.String, n: Schema.Number })
 
+/** Work that answers how many times it has run. */
+const counted = () => {
+  let runs = 0
+  return { work: Effect.sync(() => ({ id: `answer-${++runs}`, n: runs })), runs: () => runs }
+}
+
 const user = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const id = uniqueId("usr")
@@ -25,18 +31,31 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("idempote
     Effect.gen(function*() {
       const idem = yield* Idempotency
       const userId = yield* user
-      let runs = 0
-      const work = Effect.sync(() => ({ id: `answer-${++runs}`, n: runs }))
+      const { runs, work } = counted()
       const ref = { userId, route: "POST /x", key: "k-1", body: { b: 1, a: [1, { y: 2, x: 1 }] } }
       const first = yield* idem.run(ref, Answer, work)
       assert.deepStrictEqual(first, { value: { id: "answer-1", n: 1 }, replayed: false })
       // Key order does not change the body.
       const again = yield* idem.run({ ...ref, body: { a: [1, { x: 1, y: 2 }], b: 1 } }, Answer, work)
       assert.deepStrictEqual(again, { value: { id: "answer-1", n: 1 }, replayed: true })
-      assert.strictEqual(runs, 1)
+      assert.strictEqual(runs(), 1)
       // Keys are per account and per route.
       assert.isFalse((yield* idem.run({ ...ref, route: "POST /y" }, Answer, work)).replayed)
       assert.isFalse((yield* idem.run({ ...ref, userId: yield* user }, Answer, work)).replayed)
+    }))
+
+  it.effect("create: without a key the work runs each time; with one, a replay is the answer `replay` makes of the first", () =>
+    Effect.gen(function*() {
+      const idem = yield* Idempotency
+      const { runs, work } = counted()
+      const replay = (value: typeof Answer.Type) => ({ ...value, idempotent: true as const })
+      const unkeyed = { userId: yield* user, route: "POST /x", key: undefined, body: { a: 1 } }
+      assert.deepStrictEqual(yield* idem.create(unkeyed, Answer, work, replay), { id: "answer-1", n: 1 })
+      assert.deepStrictEqual(yield* idem.create(unkeyed, Answer, work, replay), { id: "answer-2", n: 2 })
+      const keyed = { ...unkeyed, key: "k-create" }
+      assert.deepStrictEqual(yield* idem.create(keyed, Answer, work, replay), { id: "answer-3", n: 3 })
+      assert.deepStrictEqual(yield* idem.create(keyed, Answer, work, replay), { id: "answer-3", n: 3, idempotent: true })
+      assert.strictEqual(runs(), 3)
     }))
 
   it.effect("another body with the same key answers IDEMPOTENCY_KEY_REUSED", () =>

@@ -237,7 +237,17 @@ layer(testServerLayer({ HERALD_SEND_LIMIT_PER_MINUTE: "5" }), options)("MCP: eve
       const agent = yield* makeAgent(MCP_SCOPES)
       // Another transport (in memory) serving the same registrations, acting as the agent's token.
       const asAgent = McpServer.middleware<{ provides: CurrentAgent }>()(
-        (effect) => Effect.provideService(effect, CurrentAgent, { userId: agent.person.id, tokenId: agent.token.id, scopes: MCP_SCOPES }),
+        (effect) =>
+          Effect.provideService(effect, CurrentAgent, {
+            userId: agent.person.id,
+            tokenId: agent.token.id,
+            tokenName: agent.token.name,
+            scopes: MCP_SCOPES,
+            tokenPrefix: agent.token.prefix,
+            tokenCreatedAt: agent.token.createdAt,
+            tokenExpiresAt: agent.token.expiresAt,
+            tokenLastUsedAt: null
+          }),
         { global: true }
       )
       // Built after the registrations, so it runs outside their meter.

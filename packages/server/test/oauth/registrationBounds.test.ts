@@ -86,6 +86,30 @@ layer(testServerLayer({ HERALD_OAUTH_MAX_UNAPPROVED_CLIENTS: "3" }), { timeout: 
     }))
 })
 
+// Only the cap answers here: the rates are off.
+layer(
+  testServerLayer({
+    HERALD_OAUTH_MAX_UNAPPROVED_CLIENTS: "4",
+    HERALD_OAUTH_REGISTRATIONS_PER_MINUTE: "0",
+    HERALD_ADDRESS_LIMIT_REGISTER_PER_MINUTE: "0"
+  }),
+  { timeout: 60_000 }
+)("OAuth registration: the cap under concurrent registrations", (it) => {
+  it.effect("24 registrations at once: the count is taken under a lock, so exactly the cap is stored and the rest answer 429", () =>
+    Effect.gen(function*() {
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 24 }, (_, i) => i),
+        (i) => registerClient({ client_name: `race ${i}`, redirect_uris: [`https://race.example/${i}`], token_endpoint_auth_method: "none" }),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(answers.map((r) => r.status).filter((s) => s !== 201 && s !== 429), [])
+      assert.strictEqual(answers.filter((r) => r.status === 201).length, 4)
+      const sql = yield* SqlClient.SqlClient
+      const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM oauth_clients WHERE name LIKE 'race %'`
+      assert.strictEqual(stored[0]!.n, 4)
+    }).pipe(Effect.orDie))
+})
+
 layer(TestServerLayer, { timeout: 120_000 })("OAuth registration: redirect URIs and the sweep", (it) => {
   it.effect("redirect_uris are bounded in total size (invalid_redirect_uri), each URI and the count as before", () =>
     Effect.gen(function*() {

@@ -13,7 +13,7 @@ import { Credentials } from "../../src/auth/Credentials.ts"
 import { generateSecret, hashSecret } from "../../src/auth/Secrets.ts"
 import { routes } from "../../src/http/Routes.ts"
 import { Identity } from "../../src/identity/Identity.ts"
-import { IdentityRepo } from "../../src/identity/Repo.ts"
+import { IdentityRepo } from "../../src/identity/IdentityRepo.ts"
 import { SESSION_COOKIE, signedIn } from "../../src/oauth/BrowserSession.ts"
 import { SIGN_IN_LINK_TTL_SECONDS, SignInLinks } from "../../src/oauth/SignInLinks.ts"
 

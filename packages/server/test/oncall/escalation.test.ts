@@ -170,7 +170,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("es
       const pages = yield* Pages
       const steps = yield* PageSteps
       const actor = { userId: owner.person.id, tokenId: null, ip: null, userAgent: null }
-      const created = yield* pages.create({ userId: owner.person.id, tokenId: "tok_clock", scopes: [] }, actor, groupId, { title: "Clock" }, undefined)
+      const created = yield* pages.create({ userId: owner.person.id, tokenId: "tok_clock" }, actor, groupId, { title: "Clock" }, undefined)
       const id = created.page.id
       assert.strictEqual(created.page.createdAt, "2027-06-02T09:30:00.000Z")
       assert.deepStrictEqual(notifiedOf(created.page), [`0:${member.person.id}`])

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
-import { alertMessage } from "../../src/push/Alerts.ts"
+import { alertMessage, quietAlert } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import { QuietGate } from "../../src/quiet/QuietGate.ts"
 import type { NewPush } from "../../src/push/Outbox.ts"
@@ -80,6 +80,27 @@ const deliveries = (deviceId: string) => Effect.flatMap(SandboxRepo, (repo) => r
 
 
 layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox", (it) => {
+  it.effect("toDevices: one push per device of each delivery; what a provider gets is the stored message, decoded whole", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const ios = yield* device("phone-")
+      const android = yield* device("pixel-", "android")
+      const itemId = uniqueId("anot")
+      // A quiet alert carries the field a partial decoding would drop: Android's low notification priority.
+      const message = quietAlert(push(android, itemId).message)
+      const ids = yield* outbox.toDevices(
+        { devices: [{ userId: "usr_test", id: ios }, { userId: "usr_test", deviceId: android }], origin: "notification", itemId, purpose: "alert", message },
+        { sendNow: true }
+      )
+      assert.strictEqual(ids.length, 2)
+      assert.deepStrictEqual(yield* outbox.sendCommitted(ids), { accepted: 2, failed: 0, queued: 0 })
+      const [toPhone] = yield* deliveries(ios)
+      assert.deepStrictEqual(toPhone!.payload, message.apns)
+      const [toPixel] = yield* deliveries(android)
+      const { notification, priority } = (toPixel!.payload as { android: { priority: string; notification?: unknown } }).android
+      assert.deepStrictEqual([priority, notification], ["normal", { priority: "low" }])
+    }))
+
   it.effect("a request sends its own pushes and records the provider's answer once", () =>
     Effect.gen(function*() {
       const outbox = yield* Outbox

@@ -1,28 +1,33 @@
 /**
- * SQL of the identity capability: people, sessions, API tokens, devices. Every
- * query that touches an account's resource is scoped by `user_id` in SQL.
+ * SQL of the identity capability's tables only: people, sessions, API tokens,
+ * devices (authentication reads them through auth/CredentialsRepo.ts; an oauth
+ * token's client, refresh grants and a device's queued pushes are the oauth
+ * and push repos'). Every query that touches an account's resource is scoped
+ * by `user_id` in SQL.
  * Rows decode straight into the contract's records (timestamps arrive as ISO
  * strings, see db/Timestamps.ts); database failures are defects here and
  * become a 500 at the edge, except the unique violations callers turn into 409.
  */
-import { ApiToken, Device, Person, Scope } from "@herald/api"
+import { ApiToken, Device, Person, TokenKind } from "@herald/api"
+import type { Scope } from "@herald/api"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { SqlError } from "effect/sql"
 
-/** What authentication needs of an API token or a session, found by hash. */
-export const CredentialRow = Schema.Struct({
-  id: Schema.String,
-  userId: Schema.String,
-  name: Schema.String,
-  prefix: Schema.String,
-  scopes: Schema.Array(Scope),
-  createdAt: Schema.String,
-  expiresAt: Schema.NullOr(Schema.String),
-  lastUsedAt: Schema.NullOr(Schema.String),
-  revokedAt: Schema.NullOr(Schema.String)
+/** An account's token as stored: the contract's record, its OAuth client by id (the oauth capability names it). */
+export const TokenRow = Schema.Struct({
+  id: ApiToken.fields.id,
+  name: ApiToken.fields.name,
+  prefix: ApiToken.fields.prefix,
+  scopes: ApiToken.fields.scopes,
+  expiresAt: ApiToken.fields.expiresAt,
+  lastUsedAt: ApiToken.fields.lastUsedAt,
+  revokedAt: ApiToken.fields.revokedAt,
+  createdAt: ApiToken.fields.createdAt,
+  kind: TokenKind,
+  oauthClientId: Schema.NullOr(Schema.String)
 })
-export type CredentialRow = typeof CredentialRow.Type
+export type TokenRow = typeof TokenRow.Type
 
 /** A page of an account's tokens (see `IdentityRepo.listTokens`). */
 export const TokensPage = Schema.Struct({ userId: Schema.String, cursor: Schema.NullOr(Schema.String), limit: Schema.Int })
@@ -38,7 +43,6 @@ export const TargetDevice = Schema.Struct({
 })
 export type TargetDevice = typeof TargetDevice.Type
 
-const Revoked = Schema.Struct({ id: Schema.String, revokedAt: Schema.String })
 const RevokedToken = Schema.Struct({ id: Schema.String, kind: Schema.Literals(["token", "oauth"]) })
 
 export interface NewToken {
@@ -70,8 +74,7 @@ export interface NewDevice {
 export const isUniqueViolation = (error: SqlError.SqlError) => error.reason._tag === "UniqueViolation"
 
 const tokenColumns = (sql: SqlClient.SqlClient) => sql`
-  t.id, t.name, t.prefix, t.scopes, t.kind, t.created_at, t.expires_at, t.last_used_at, t.revoked_at,
-  CASE WHEN c.id IS NULL THEN NULL ELSE json_build_object('clientId', c.id, 'name', c.name) END AS oauth_client`
+  t.id, t.name, t.prefix, t.scopes, t.kind, t.created_at, t.expires_at, t.last_used_at, t.revoked_at, t.oauth_client_id`
 
 const deviceColumns = (sql: SqlClient.SqlClient) => sql`
   id, platform, device_name, active, live_activities_capable, live_activity_token_environment,
@@ -81,24 +84,12 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
   readonly insertUser: (user: { id: string; email: string; name: string }) => Effect.Effect<Person, SqlError.SqlError>
   readonly findUser: (emailOrId: string) => Effect.Effect<Option.Option<Person>>
   readonly insertSession: (session: { id: string; userId: string; tokenHash: string }) => Effect.Effect<void>
-  readonly findSessionByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
-  readonly findTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
-  /**
-   * An OAuth access token (`hlo_…`), as the credential of its grant: the grant's
-   * id, name and revocation, the access token's own scopes and the earlier of
-   * the two expiries.
-   */
-  readonly findAccessTokenByHash: (hash: string) => Effect.Effect<Option.Option<CredentialRow>>
-  readonly insertToken: (token: NewToken) => Effect.Effect<ApiToken>
+  readonly insertToken: (token: NewToken) => Effect.Effect<TokenRow>
   /** Up to `limit` of the account's tokens, newest first, after the token `cursor` when given. */
-  readonly listTokens: (page: TokensPage) => Effect.Effect<ReadonlyArray<ApiToken>>
-  /** Revokes the account's token (and an oauth token's refresh grants); none when not the account's. */
+  readonly listTokens: (page: TokensPage) => Effect.Effect<ReadonlyArray<TokenRow>>
+  /** Revokes the account's token; none when not the account's. */
   readonly revokeToken: (userId: string, tokenId: string) => Effect.Effect<Option.Option<{ id: string; kind: "token" | "oauth" }>>
   readonly revokeSession: (sessionId: string) => Effect.Effect<void>
-  /** Tokens and sessions revoked after `since`, for cache eviction on every node. */
-  readonly revokedSince: (since: string) => Effect.Effect<ReadonlyArray<{ id: string; revokedAt: string }>>
-  readonly touchTokens: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
-  readonly touchSessions: (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) => Effect.Effect<void>
   readonly listDevices: (userId: string) => Effect.Effect<ReadonlyArray<Device>>
   readonly upsertDevice: (device: NewDevice) => Effect.Effect<Device>
   readonly deleteDevice: (userId: string, deviceId: string) => Effect.Effect<boolean>
@@ -124,29 +115,6 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       execute: (key) => sql`SELECT id, email, name FROM users WHERE id = ${key} OR lower(email) = lower(${key}) LIMIT 1`
     })
 
-    const credentialByHash = (table: "api_tokens" | "sessions") =>
-      SqlSchema.findOneOption({
-        Request: Schema.String,
-        Result: CredentialRow,
-        execute: (hash) =>
-          table === "api_tokens"
-            ? sql`SELECT id, user_id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at
-                  FROM api_tokens WHERE token_hash = ${hash}`
-            : sql`SELECT id, user_id, 'session' AS name, 'hls_' AS prefix, ARRAY[]::text[] AS scopes, created_at,
-                         expires_at, last_used_at, revoked_at
-                  FROM sessions WHERE token_hash = ${hash}`
-      })
-
-    const accessTokenByHash = SqlSchema.findOneOption({
-      Request: Schema.String,
-      Result: CredentialRow,
-      execute: (hash) =>
-        sql`SELECT t.id, t.user_id, t.name, t.prefix, a.scopes, t.created_at,
-                   least(a.expires_at, t.expires_at) AS expires_at, t.last_used_at, t.revoked_at
-            FROM oauth_access_tokens a JOIN api_tokens t ON t.id = a.token_id
-            WHERE a.token_hash = ${hash}`
-    })
-
     const insertToken = SqlSchema.findOne({
       Request: Schema.Struct({
         id: Schema.String,
@@ -157,22 +125,19 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
         scopes: Schema.Array(Schema.String),
         expiresAt: Schema.NullOr(Schema.String)
       }),
-      Result: ApiToken,
+      Result: TokenRow,
       execute: (t) =>
-        sql`WITH t AS (
-              INSERT INTO api_tokens (id, user_id, name, prefix, token_hash, scopes, expires_at)
-              VALUES (${t.id}, ${t.userId}, ${t.name}, ${t.prefix}, ${t.tokenHash}, ${t.scopes}::text[], ${t.expiresAt}::timestamptz)
-              RETURNING *
-            )
-            SELECT ${tokenColumns(sql)} FROM t LEFT JOIN oauth_clients c ON c.id = t.oauth_client_id`
+        sql`INSERT INTO api_tokens AS t (id, user_id, name, prefix, token_hash, scopes, expires_at)
+            VALUES (${t.id}, ${t.userId}, ${t.name}, ${t.prefix}, ${t.tokenHash}, ${t.scopes}::text[], ${t.expiresAt}::timestamptz)
+            RETURNING ${tokenColumns(sql)}`
     })
 
     const listTokens = SqlSchema.findAll({
       Request: TokensPage,
-      Result: ApiToken,
+      Result: TokenRow,
       // Keyset on (created_at, id), the list's order: a cursor that is not the account's matches no row.
       execute: ({ cursor, limit, userId }) =>
-        sql`SELECT ${tokenColumns(sql)} FROM api_tokens t LEFT JOIN oauth_clients c ON c.id = t.oauth_client_id
+        sql`SELECT ${tokenColumns(sql)} FROM api_tokens t
             WHERE t.user_id = ${userId}
             ${cursor === null ? sql`` : sql`AND (t.created_at, t.id) < (
               SELECT k.created_at, k.id FROM api_tokens k WHERE k.id = ${cursor} AND k.user_id = ${userId})`}
@@ -183,33 +148,10 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       Request: Schema.Struct({ userId: Schema.String, tokenId: Schema.String }),
       Result: RevokedToken,
       execute: ({ tokenId, userId }) =>
-        sql`WITH t AS (
-              UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
-              WHERE id = ${tokenId} AND user_id = ${userId}
-              RETURNING id, kind
-            ), g AS (
-              UPDATE oauth_refresh_grants SET revoked_at = now()
-              WHERE token_id IN (SELECT id FROM t) AND revoked_at IS NULL
-            )
-            SELECT id, kind FROM t`
+        sql`UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+            WHERE id = ${tokenId} AND user_id = ${userId}
+            RETURNING id, kind`
     })
-
-    const revokedSince = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: Revoked,
-      execute: (since) =>
-        sql`SELECT id, revoked_at FROM api_tokens WHERE revoked_at > ${since}::timestamptz
-            UNION ALL
-            SELECT id, revoked_at FROM sessions WHERE revoked_at > ${since}::timestamptz`
-    })
-
-    const touch = (table: "api_tokens" | "sessions") =>
-    (uses: ReadonlyArray<{ id: string; lastUsedAt: string }>) =>
-      uses.length === 0 ? Effect.void : sql`
-        UPDATE ${sql(table)} AS x SET last_used_at = u.last_used_at
-        FROM unnest(${uses.map((u) => u.id)}::text[], ${uses.map((u) => u.lastUsedAt)}::timestamptz[])
-          AS u(id, last_used_at)
-        WHERE x.id = u.id AND (x.last_used_at IS NULL OR x.last_used_at < u.last_used_at)`.pipe(Effect.asVoid, Effect.orDie)
 
     const listDevices = SqlSchema.findAll({
       Request: Schema.String,
@@ -293,21 +235,11 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       Request: Schema.String,
       execute: (id) => sql`UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
     })
-    // Its receipts stay (they are delivery history); what it still had queued will never go. The
-    // queue knows what is queued for a device (migrations/0015_push_queue.ts); a push being sent
-    // right now is left to its answer.
+    // What the device still had queued is the outbox's to settle (push/OutboxRepo.ts).
     const deleteDevice = SqlSchema.findOneOption({
       Request: Schema.Struct({ userId: Schema.String, deviceId: Schema.String }),
       Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ deviceId, userId }) =>
-        sql`WITH gone AS (DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id),
-              dequeued AS (
-                DELETE FROM push_queue WHERE device_id IN (SELECT id FROM gone) AND claimed_by IS NULL
-                RETURNING receipt_id),
-              settled AS (
-                UPDATE push_receipts SET status = 'error', error_code = 'DeviceRemoved', checked_at = now()
-                WHERE id IN (SELECT receipt_id FROM dequeued) AND status = 'pending')
-            SELECT id FROM gone`
+      execute: ({ deviceId, userId }) => sql`DELETE FROM devices WHERE id = ${deviceId} AND user_id = ${userId} RETURNING id`
     })
 
     const targetColumns = sql`id, user_id, active, live_activities_capable, interactive_live_activities_capable`
@@ -331,16 +263,10 @@ export class IdentityRepo extends Context.Service<IdentityRepo, {
       insertUser: (u) => insertUser(u).pipe(Effect.catchTag(["SchemaError", "NoSuchElementError"], Effect.die)),
       findUser: (key) => findUser(key).pipe(Effect.orDie),
       insertSession: (s) => insertSession(s).pipe(Effect.orDie),
-      findSessionByHash: (hash) => credentialByHash("sessions")(hash).pipe(Effect.orDie),
-      findTokenByHash: (hash) => credentialByHash("api_tokens")(hash).pipe(Effect.orDie),
-      findAccessTokenByHash: (hash) => accessTokenByHash(hash).pipe(Effect.orDie),
       insertToken: (t) => insertToken(t).pipe(Effect.orDie),
       listTokens: (page) => listTokens(page).pipe(Effect.orDie),
       revokeToken: (userId, tokenId) => revokeToken({ userId, tokenId }).pipe(Effect.orDie),
       revokeSession: (id) => revokeSession(id).pipe(Effect.orDie),
-      revokedSince: (since) => revokedSince(since).pipe(Effect.orDie),
-      touchTokens: touch("api_tokens"),
-      touchSessions: touch("sessions"),
       listDevices: (userId) => listDevices(userId).pipe(Effect.orDie),
       upsertDevice: (d) => upsertDevice(d).pipe(Effect.orDie),
       deleteDevice: (userId, deviceId) => deleteDevice({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),

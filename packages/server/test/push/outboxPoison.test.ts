@@ -1,0 +1,144 @@
+/**
+ * A queued push whose stored message does not decode (a poison row) cannot
+ * stop the outbox: the claim that takes it settles it as failed, logs why
+ * under its receipt id, and sends the rest, by the worker and by a request.
+ */
+import { assert, layer } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Layer, Logger } from "effect"
+import { SqlClient } from "effect/sql"
+import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
+import { alertMessage } from "../../src/push/Alerts.ts"
+import { Outbox } from "../../src/push/Outbox.ts"
+import type { NewPush } from "../../src/push/Outbox.ts"
+import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
+import { PushGateway } from "../../src/push/PushGateway.ts"
+import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
+import { QuietGate } from "../../src/quiet/QuietGate.ts"
+import { insertDevice, TestDatabase, uniqueId } from "./support.ts"
+
+const TestConfig = Layer.succeed(OutboxConfig, {
+  concurrency: 8,
+  batchSize: 10,
+  maxAttempts: 3,
+  pollInterval: Duration.millis(50),
+  requestWait: Duration.seconds(5),
+  staleClaim: Duration.seconds(30),
+  paused: false
+})
+
+// No workers: each test runs the drain itself, so nothing else claims its rows.
+const TestLayer = Outbox.layerNoDeps.pipe(
+  Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
+  Layer.provideMerge(SandboxRepo.layer),
+  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
+  Layer.provideMerge(TestDatabase)
+)
+
+const push = (deviceId: string): NewPush => {
+  const itemId = uniqueId("anot")
+  return {
+    userId: "usr_test",
+    deviceId,
+    origin: "notification",
+    itemId,
+    purpose: "alert",
+    message: alertMessage({
+      ref: `notification:${itemId}`,
+      collapseId: itemId,
+      title: "Build finished",
+      body: "All green",
+      url: null,
+      imageUrl: null,
+      threadId: null
+    })
+  }
+}
+
+const phone = Effect.gen(function*() {
+  const id = uniqueId("dev")
+  yield* insertDevice({ id, platform: "ios", token: uniqueId("phone") })
+  return id
+})
+
+/** A receipt queued by hand, due now, whose message is not a push (no `pushType`, no `fcm`). */
+const poisonRow = (deviceId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = uniqueId("rcp")
+    yield* sql`INSERT INTO push_receipts (id, user_id, device_id, origin, item_id, purpose, next_attempt_at)
+               VALUES (${id}, 'usr_test', ${deviceId}, 'notification', ${uniqueId("anot")}, 'alert', now())`
+    yield* sql`INSERT INTO push_queue (receipt_id, device_id, due_at, message)
+               VALUES (${id}, ${deviceId}, now(), ${JSON.stringify({ priority: 10, apns: "not an object" })}::jsonb)`
+    return id
+  })
+
+const receipt = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly status: string; readonly errorCode: string | null }>`
+      SELECT status, error_code FROM push_receipts WHERE id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
+
+const queued = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM push_queue WHERE receipt_id = ${id}`).pipe(
+    Effect.map((rows) => rows[0]!.n)
+  )
+
+const deliveries = (deviceId: string) => Effect.flatMap(SandboxRepo, (repo) => repo.listForDevice(deviceId))
+
+/** Runs `effect` with its log lines (logfmt) captured. */
+const capturingLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const lines: Array<string> = []
+    const value = yield* effect.pipe(
+      Effect.provide(Logger.layer([Logger.map(Logger.formatLogFmt, (line) => void lines.push(line))]))
+    )
+    return { value, lines }
+  })
+
+layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox: a row that does not decode", (it) => {
+  it.effect("the worker's claim settles it as failed, logs it, and sends the good pushes of the same batch", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const first = yield* phone
+      const second = yield* phone
+      const bad = yield* poisonRow(first)
+      const good = yield* outbox.enqueue([push(first), push(second)])
+
+      // A wake-up queued first, so the drain's wait after its batch ends at once.
+      yield* outbox.wake
+      const { lines } = yield* capturingLogs(outbox.drain)
+
+      for (const id of good) assert.strictEqual((yield* receipt(id)).status, "accepted")
+      assert.strictEqual((yield* deliveries(first)).length, 1)
+      assert.strictEqual((yield* deliveries(second)).length, 1)
+      assert.deepStrictEqual(yield* receipt(bad), { status: "error", errorCode: "UndecodableMessage" })
+      // Settled for good: no later claim meets it again.
+      assert.strictEqual(yield* queued(bad), 0)
+      const logged = lines.filter((line) => line.includes(bad))
+      assert.strictEqual(logged.length, 1)
+      assert.include(logged[0]!, "level=ERROR")
+      assert.include(logged[0]!, "decodeError=")
+      assert.include(logged[0]!, "pushType")
+
+      // The worker goes on: a push queued afterwards is sent by the next drain.
+      const [later] = yield* outbox.enqueue([push(second)])
+      yield* outbox.wake
+      yield* outbox.drain
+      assert.strictEqual((yield* receipt(later!)).status, "accepted")
+    }))
+
+  it.effect("a request's own claim counts it as failed and still sends the rest", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      const device = yield* phone
+      const bad = yield* poisonRow(device)
+      const good = yield* outbox.enqueue([push(device)], { sendNow: true })
+
+      const { value: summary } = yield* capturingLogs(outbox.sendNow([...good, bad]))
+
+      assert.deepStrictEqual(summary, { accepted: 1, failed: 1, queued: 0 })
+      assert.strictEqual((yield* receipt(good[0]!)).status, "accepted")
+      assert.deepStrictEqual(yield* receipt(bad), { status: "error", errorCode: "UndecodableMessage" })
+      assert.strictEqual((yield* deliveries(device)).length, 1)
+    }))
+})

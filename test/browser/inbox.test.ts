@@ -49,7 +49,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
         await waitLive(page)
         await markDocument(page)
       })
-      yield* agent.notifications.create({ headers: {}, payload: { title: "Build finished", body: "main is green: 412 tests passed." } })
+      yield* agent.notifications.create({ payload: { title: "Build finished", body: "main is green: 412 tests passed." } })
       yield* inTab(tab, async (page) => {
         const row = page.getByRole("list", { name: "Inbox items" }).getByRole("listitem").filter({ hasText: "Build finished" })
         await row.waitFor()
@@ -58,7 +58,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
         assert.isTrue(await sameDocument(page), "the item came in without a page load")
       })
       // A second one lands on top, still without a reload.
-      yield* agent.notifications.create({ headers: {}, payload: { title: "Deploy started", body: "Rolling out 1.4.2." } })
+      yield* agent.notifications.create({ payload: { title: "Deploy started", body: "Rolling out 1.4.2." } })
       yield* inTab(tab, async (page) => {
         const rows = page.getByRole("list", { name: "Inbox items" }).getByRole("listitem")
         await rows.filter({ hasText: "Deploy started" }).waitFor()
@@ -72,7 +72,6 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
       const { agent, tab } = yield* personAtConsole("Approver", "/inbox")
       yield* inTab(tab, (page) => waitLive(page))
       const { interaction: asked } = yield* agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Deploy to production?", prompt: "Release 1.4.2 to eu-west." }
       })
       const waiting = yield* Effect.forkChild(agent.interactions.wait({ params: { id: asked.id }, query: { timeout: 60 } }))
@@ -93,7 +92,6 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
     Effect.gen(function*() {
       const { agent, tab } = yield* personAtConsole("Keyboard User", "/inbox")
       const { interaction: asked } = yield* agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Restart the worker?", prompt: "It has used 95% of its memory for an hour." }
       })
       const waiting = yield* Effect.forkChild(agent.interactions.wait({ params: { id: asked.id }, query: { timeout: 60 } }))
@@ -139,7 +137,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
         }
       ]
       for (const { ask, answer, expect } of cases) {
-        const { interaction: asked } = yield* agent.interactions.create({ headers: {}, payload: ask })
+        const { interaction: asked } = yield* agent.interactions.create({ payload: ask })
         const waiting = yield* Effect.forkChild(agent.interactions.wait({ params: { id: asked.id }, query: { timeout: 60 } }))
         yield* inTab(tab, async (page) => {
           await page.goto(`/prompts/${asked.id}`)
@@ -160,7 +158,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
       const tab = yield* signedInTab(person)
       const phone = yield* personApi(person.session)
 
-      const { interaction: canceled } = yield* agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Run the migration?", prompt: "0042_users." } })
+      const { interaction: canceled } = yield* agent.interactions.create({ payload: { kind: "yes_no", title: "Run the migration?", prompt: "0042_users." } })
       yield* openPrompt(tab.page, canceled.id, "Yes")
       yield* agent.interactions.cancel({ params: { id: canceled.id } })
       yield* inTab(tab, async (page) => {
@@ -168,7 +166,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("th
         assert.strictEqual(await page.getByRole("button", { name: "Yes" }).count(), 0)
       })
 
-      const { interaction: elsewhere } = yield* agent.interactions.create({ headers: {}, payload: { kind: "approval", title: "Rotate the keys?", prompt: "All API keys." } })
+      const { interaction: elsewhere } = yield* agent.interactions.create({ payload: { kind: "approval", title: "Rotate the keys?", prompt: "All API keys." } })
       yield* openPrompt(tab.page, elsewhere.id, "Approve")
       yield* phone.interactions.answer({ params: { id: elsewhere.id }, payload: { status: "denied" } })
       yield* inTab(tab, async (page) => {

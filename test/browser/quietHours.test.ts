@@ -44,7 +44,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("qu
       })
       const muted = yield* app.quietHours.get()
       assert.strictEqual(muted.current.reason, "mute")
-      yield* agent.client.notifications.create({ headers: {}, payload: { title: "Weekly digest", body: "12 items" } })
+      yield* agent.client.notifications.create({ payload: { title: "Weekly digest", body: "12 items" } })
 
       yield* inTab(tab, async (page) => {
         await page.reload()

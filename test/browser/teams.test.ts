@@ -74,7 +74,6 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("fa
       })
       const { page: paged } = yield* agent.pages.create({
         params: { groupId: group.id },
-        headers: {},
         payload: { title: "Basement flooding", body: "The sump pump alarm went off." }
       })
       assert.strictEqual(paged.status, "triggered")

@@ -87,7 +87,6 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
 
       const { client: agent } = yield* agentOf(person, ["interactions:create", "interactions:read"])
       const { interaction } = yield* agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Merge the pull request?", prompt: "#418 Fix the login redirect." }
       })
       const waiting = yield* Effect.forkChild(agent.interactions.wait({ params: { id: interaction.id }, query: { timeout: 60 } }))
@@ -144,7 +143,6 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
       // A yes/no prompt gets its own two answers.
       const seen = pushService.received(path).length
       const { interaction: question } = yield* agent.interactions.create({
-        headers: {},
         payload: { kind: "yes_no", title: "Is the build green?", prompt: "CI finished on main." }
       })
       const [asked] = yield* Effect.promise(() =>

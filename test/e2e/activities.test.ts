@@ -33,7 +33,7 @@ describe("live activity queue across a restart", () => {
       const pixel = yield* app.devices.register({ payload: { platform: "android", pushToken: "la-android", liveActivitiesCapable: true } })
       const { agent } = yield* clients(first.baseUrl, session.token, token.secret)
 
-      const started = yield* agent.activities.start({ headers: {}, payload: { key: "deploy", props: { title: "Deploy", progress: 0 } } })
+      const started = yield* agent.activities.start({ payload: { key: "deploy", props: { title: "Deploy", progress: 0 } } })
       assert.strictEqual(started.accepted, 2)
       const update = (props: Record<string, unknown>, priority: "high" | "default" = "default") =>
         agent.activities.update({ params: { identifier: "deploy" }, payload: { props, priority } })

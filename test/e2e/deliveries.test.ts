@@ -46,7 +46,6 @@ describe("reply event delivery across a crash", () => {
       const { agent } = yield* clients(first.baseUrl, session.token, token.secret)
       const { signingSecret, webhook } = yield* agent.webhooks.create({ payload: { name: "gate", url: `${target.url}/events` } })
       const { interaction } = yield* agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Deploy?", prompt: "p", webhookId: webhook.id }
       })
       yield* agent.interactions.cancel({ params: { id: interaction.id } })

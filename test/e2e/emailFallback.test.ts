@@ -52,7 +52,6 @@ it.live("the e-mail fallback across kill -9: mailed once after the restart, not 
     assert.strictEqual(confirmed.status, 200)
     const { secret } = yield* (yield* app(first)).tokens.create({ payload: { name: "asker", scopes: ["interactions:create", "interactions:read"] } })
     const created = yield* (yield* agentClient(first.baseUrl, secret)).interactions.create({
-      headers: {},
       payload: { kind: "approval", title: "Rotate keys?", prompt: "Tonight.", expiresInSeconds: 3600, fallback: { email: { afterSeconds: 60 } } }
     })
     const id = created.interaction.id

@@ -59,11 +59,11 @@ describe.runIf(usingPostgres)("the inbox stream across two processes", () => {
       assert.strictEqual(stream.status, 200)
       yield* eventually(Effect.sync(() => stream.frames.length), (n) => n > 0)
 
-      const sent = yield* b.agent.notifications.create({ headers: {}, payload: { title: "From two", body: "b" } })
+      const sent = yield* b.agent.notifications.create({ payload: { title: "From two", body: "b" } })
       const ref = `notification:${notificationOf(sent).notification.id}`
       yield* eventually(Effect.sync(() => stream.items()), (items) => items.includes(ref))
 
-      const { interaction } = yield* a.agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Go?", prompt: "p" } })
+      const { interaction } = yield* a.agent.interactions.create({ payload: { kind: "yes_no", title: "Go?", prompt: "p" } })
       const prompt = `interaction:${interaction.id}`
       yield* eventually(Effect.sync(() => stream.items()), (items) => items.includes(prompt))
       yield* b.app.interactions.answer({ params: { id: interaction.id }, payload: { status: "yes" } })

@@ -31,7 +31,7 @@ const crashBetweenAcceptAndSend = (env: Record<string, string>) =>
     const pixel = yield* app.devices.register({ payload: { platform: "android", deviceName: "pixel", pushToken: "crash-pixel" } })
 
     const { agent } = yield* clients(paused.baseUrl, session.token, token.secret)
-    const queued = yield* sentNotification(agent.notifications.create({ headers: {}, payload: { title: "Deploy done", body: "v2.3.1 is live" } }))
+    const queued = yield* sentNotification(agent.notifications.create({ payload: { title: "Deploy done", body: "v2.3.1 is live" } }))
     assert.strictEqual(queued.accepted, 0)
     assert.strictEqual(queued.message, "Accepted by 0 of 2 devices. 2 queued for retry.")
     yield* paused.kill
@@ -51,7 +51,7 @@ const crashBetweenAcceptAndSend = (env: Record<string, string>) =>
 
     // A push sent after the first proves the worker has moved on; each device
     // then holds the recovered push once and the new one once.
-    const next = yield* sentNotification(after.agent.notifications.create({ headers: {}, payload: { title: "Next", body: "second" } }))
+    const next = yield* sentNotification(after.agent.notifications.create({ payload: { title: "Next", body: "second" } }))
     assert.strictEqual(next.accepted, 2)
     for (const device of [phone, pixel]) {
       const items = yield* deliveries(device.id)

@@ -57,7 +57,6 @@ const pagedFamily = (first: ServerProcess, env: Record<string, string>) =>
     ])
     const created = yield* agent.pages.create({
       params: { groupId },
-      headers: {},
       payload: { title: "Basement flooding", body: "The sump pump alarm went off." }
     })
     assert.isFalse(created.deduplicated)

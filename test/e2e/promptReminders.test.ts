@@ -56,7 +56,6 @@ it.live("reminders across kill -9: each reaches the phone once, none lost, none 
       payload: { name: "reminder", scopes: ["interactions:create", "interactions:read"] }
     })
     const created = yield* (yield* agentClient(first.baseUrl, secret)).interactions.create({
-      headers: {},
       payload: { kind: "approval", title: "Restart the primary?", prompt: "Failover drill.", remind: { everySeconds: 60, times: 3 } }
     })
     const id = created.interaction.id

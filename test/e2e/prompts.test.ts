@@ -42,7 +42,7 @@ describe("prompt expiry across a restart", () => {
       const { agent } = yield* clients(first.baseUrl, session.token, token.secret)
       const ask = (title: string) =>
         Effect.map(
-          agent.interactions.create({ headers: {}, payload: { kind: "approval", title, prompt: "p", expiresInSeconds: 3600 } }),
+          agent.interactions.create({ payload: { kind: "approval", title, prompt: "p", expiresInSeconds: 3600 } }),
           (c) => c.interaction.id
         )
       const missed = yield* ask("deadline passes while down")

@@ -80,17 +80,15 @@ export const seedSample = (baseUrl: string, cliEnv: Record<string, string>, opti
     const agent = yield* Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl, token: secret, retries: 0 }))
 
     // The inbox: notifications, one read; prompts, one answered.
-    const backup = yield* agent.notifications.create({ headers: {}, payload: { title: "Nightly backup done", body: "412 GB in 38 minutes; verified." } })
+    const backup = yield* agent.notifications.create({ payload: { title: "Nightly backup done", body: "412 GB in 38 minutes; verified." } })
     if (isNotification(backup)) yield* app.inbox.read({ params: { id: `notification:${backup.notification.id}` } })
-    yield* agent.notifications.create({ headers: {}, payload: { title: "Build finished", body: "main is green: 1,204 tests passed in 6 min 12 s." } })
-    const answered = yield* agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Is the staging database current?", prompt: "Restored from last night's backup at 02:10." } })
+    yield* agent.notifications.create({ payload: { title: "Build finished", body: "main is green: 1,204 tests passed in 6 min 12 s." } })
+    const answered = yield* agent.interactions.create({ payload: { kind: "yes_no", title: "Is the staging database current?", prompt: "Restored from last night's backup at 02:10." } })
     yield* app.interactions.answer({ params: { id: answered.interaction.id }, payload: { status: "yes" } })
     const choices = yield* agent.interactions.create({
-      headers: {},
       payload: { kind: "reply", title: "Where to deploy 1.4.2?", prompt: "The release candidate passed every check.", choices: ["Staging", "Production", "Both"] }
     })
     const prompt = yield* agent.interactions.create({
-      headers: {},
       payload: {
         kind: "approval",
         title: "Deploy to production?",
@@ -100,10 +98,9 @@ export const seedSample = (baseUrl: string, cliEnv: Record<string, string>, opti
     })
 
     // Live activities, one per layout.
-    yield* agent.activities.start({ headers: {}, payload: { key: "deploy", props: { title: "Deploying 1.4.2", subtitle: "eu-west", status: "Migrating", detail: "0042_users", progress: 0.6, layout: "standard" } } })
-    yield* agent.activities.start({ headers: {}, payload: { key: "tests", props: { title: "Test suite", status: "812 / 1,204", progress: 0.67, layout: "ring" } } })
+    yield* agent.activities.start({ payload: { key: "deploy", props: { title: "Deploying 1.4.2", subtitle: "eu-west", status: "Migrating", detail: "0042_users", progress: 0.6, layout: "standard" } } })
+    yield* agent.activities.start({ payload: { key: "tests", props: { title: "Test suite", status: "812 / 1,204", progress: 0.67, layout: "ring" } } })
     yield* agent.activities.start({
-      headers: {},
       payload: { key: "release", props: { title: "Release train", layout: "steps", status: "Step 2 of 4", steps: ["Build", "Test", "Canary", "Rollout"], progress: 0.5 } }
     })
 
@@ -122,7 +119,6 @@ export const seedSample = (baseUrl: string, cliEnv: Record<string, string>, opti
     })
     const paged = yield* agent.pages.create({
       params: { groupId: group.id },
-      headers: {},
       payload: { title: "Basement flooding", body: "The sump pump alarm went off at 03:12." }
     })
 

@@ -46,7 +46,7 @@ describe.runIf(usingPostgres)("a runner killed -9 as timers fall due", () => {
       const firstCreated = Math.min(...pages.map((p) => Date.parse(p.createdAt)))
       const prompts = yield* Effect.forEach(Array.from({ length: PROMPTS }, (_, i) => i), (i) =>
         Effect.flatMap(agentClient(cluster.nodes[i % 3]!, secret), (agent) =>
-          agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: `Question ${i}`, prompt: "p", expiresInSeconds: 60 } })), {
+          agent.interactions.create({ payload: { kind: "yes_no", title: `Question ${i}`, prompt: "p", expiresInSeconds: 60 } })), {
         concurrency: 6
       })
       const killAt = Math.max(firstCreated + MINUTE - 1000, Date.now() + 1500)

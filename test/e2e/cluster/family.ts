@@ -50,7 +50,6 @@ export const pageThrough = (family: Family, node: ClusterNode, title: string) =>
     const agent = yield* agentClient(node, family.secret)
     const created = yield* agent.pages.create({
       params: { groupId: family.groupId },
-      headers: {},
       payload: { title, body: "The sump pump alarm went off." }
     })
     assert.isFalse(created.deduplicated)

@@ -92,7 +92,7 @@ describe.runIf(usingPostgres)("limits and pacing through three runners", () => {
         const { secret } = yield* app.tokens.create({ payload: { name: "progress", scopes: ["activities:write", "activities:read"] } })
         const pixel = yield* app.devices.register({ payload: { platform: "android", pushToken: "pace-updates", liveActivitiesCapable: true } })
         const agents = yield* Effect.forEach(cluster.nodes, (node) => agentClient(node, secret))
-        yield* agents[0]!.activities.start({ headers: {}, payload: { key: "build", props: { title: "Build", progress: 0 }, deviceIds: [pixel.id] } })
+        yield* agents[0]!.activities.start({ payload: { key: "build", props: { title: "Build", progress: 0 }, deviceIds: [pixel.id] } })
         const pushes = activityPushes(cluster, session, pixel.id)
         yield* within(10, pushes, (p) => p.some((x) => x.event === "start"), "the start at the phone")
 
@@ -124,7 +124,7 @@ describe.runIf(usingPostgres)("limits and pacing through three runners", () => {
         const pixel = yield* app.devices.register({ payload: { platform: "android", pushToken: "pace-starts", liveActivitiesCapable: true } })
         yield* Effect.forEach(Array.from({ length: 5 }, (_, i) => i), (i) =>
           Effect.flatMap(agentClient(cluster.nodes[i % cluster.nodes.length]!, secret), (agent) =>
-            agent.activities.start({ headers: {}, payload: { key: `job-${i}`, props: { title: `Job ${i}`, progress: 0 }, deviceIds: [pixel.id] } })), {
+            agent.activities.start({ payload: { key: `job-${i}`, props: { title: `Job ${i}`, progress: 0 }, deviceIds: [pixel.id] } })), {
           concurrency: "unbounded",
           discard: true
         })

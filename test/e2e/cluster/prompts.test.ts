@@ -41,7 +41,6 @@ describe.runIf(usingPostgres)("prompts across three runners", () => {
           const [create, wait, answer] = [cluster.nodes[x]!, cluster.nodes[y]!, cluster.nodes[z]!]
           const title = `Scale up (${create.name} → ${wait.name} → ${answer.name})?`
           const { interaction } = yield* (yield* agentClient(create, token)).interactions.create({
-            headers: {},
             payload: { kind: "yes_no", title, prompt: "p" }
           })
           const waiter = yield* Effect.forkChild((yield* agentClient(wait, token)).interactions.wait({ params: { id: interaction.id }, query: { timeout: 20 } }))
@@ -62,7 +61,7 @@ describe.runIf(usingPostgres)("prompts across three runners", () => {
         for (const [x, y] of orders) {
           const [create, wait] = [cluster.nodes[x]!, cluster.nodes[y]!]
           const creator = yield* agentClient(create, token)
-          const { interaction } = yield* creator.interactions.create({ headers: {}, payload: { kind: "approval", title: `Deploy via ${create.name}?`, prompt: "p" } })
+          const { interaction } = yield* creator.interactions.create({ payload: { kind: "approval", title: `Deploy via ${create.name}?`, prompt: "p" } })
           const waiter = yield* Effect.forkChild((yield* agentClient(wait, token)).interactions.wait({ params: { id: interaction.id }, query: { timeout: 20 } }))
           yield* Effect.sleep("300 millis")
           const canceledAt = Date.now()
@@ -80,7 +79,6 @@ describe.runIf(usingPostgres)("prompts across three runners", () => {
           Effect.gen(function*() {
             const [create, wait, answer] = [cluster.nodes[i % n]!, cluster.nodes[(i + 1) % n]!, cluster.nodes[(i + 2) % n]!]
             const { interaction } = yield* (yield* agentClient(create, token)).interactions.create({
-              headers: {},
               payload: { kind: "yes_no", title: `Batch ${i}`, prompt: "p" }
             })
             const waiter = yield* Effect.forkChild((yield* agentClient(wait, token)).interactions.wait({ params: { id: interaction.id }, query: { timeout: 20 } }))

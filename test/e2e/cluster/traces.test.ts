@@ -108,7 +108,7 @@ describe.runIf(usingPostgres)("one trace across two runners over OTLP", () => {
       const maker = yield* agentClient(b, secret)
       const agent = yield* agentClient(a, secret)
       const make = (kind: "yes_no" | "approval") => (i: number) =>
-        Effect.map(maker.interactions.create({ headers: {}, payload: { kind, title: `Traced ${kind} ${i}`, prompt: "p" } }), (r) => r.interaction.id)
+        Effect.map(maker.interactions.create({ payload: { kind, title: `Traced ${kind} ${i}`, prompt: "p" } }), (r) => r.interaction.id)
 
       const answerRoute = "POST /api/app/interactions/:id/answer"
       const answered = yield* forwarded(receiver, a, make("yes_no"), (id) =>

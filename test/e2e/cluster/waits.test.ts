@@ -45,7 +45,7 @@ describe.runIf(usingPostgres)("long-poll waits through shard handovers", () => {
       const { secret } = yield* app.tokens.create({ payload: { name: "waiter", scopes: ["interactions:create", "interactions:read"] } })
       const prompts = yield* Effect.forEach(Array.from({ length: PROMPTS }, (_, i) => i), (i) =>
         Effect.flatMap(agentClient(i % 2 === 0 ? a : b, secret), (agent) =>
-          agent.interactions.create({ headers: {}, payload: { kind: "yes_no", title: `Question ${i}`, prompt: "p" } })), {
+          agent.interactions.create({ payload: { kind: "yes_no", title: `Question ${i}`, prompt: "p" } })), {
         concurrency: 6
       })
 

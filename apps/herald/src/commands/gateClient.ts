@@ -80,7 +80,6 @@ export const askAndWait = (request: AskRequest): Effect.Effect<Outcome, unknown,
     const started = yield* Clock.currentTimeMillis
     const expiresInSeconds = Option.map(request.timeoutSeconds, (t) => Math.min(MAX_TIMEOUT, Math.max(MIN_EXPIRY, Math.ceil(t))))
     const created = yield* client.interactions.create({
-      headers: {},
       payload: {
         kind: request.kind,
         title: truncate(request.title, TITLE_MAX),

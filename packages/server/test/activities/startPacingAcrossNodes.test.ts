@@ -35,7 +35,7 @@ layer(
 
       const other = yield* on(b, agentClient(agent.secret))
       const before = Date.now()
-      const second = yield* other.activities.start({ headers: {}, payload: { props: { title: "Second" } } })
+      const second = yield* other.activities.start({ payload: { props: { title: "Second" } } })
       assert.strictEqual(second.activity.readiness.queuedStarts, 1, "paced by the start the other node sent")
       const at = Date.parse(second.activity.readiness.nextStartAt ?? "")
       assert.isAbove(at, before + 1000, second.activity.readiness.nextStartAt ?? "null")
@@ -53,7 +53,7 @@ layer(
       const other = yield* on(b, agentClient(agent.secret))
       const answers = yield* Effect.all([
         start(agent, { props: { title: "Through A" } }),
-        other.activities.start({ headers: {}, payload: { props: { title: "Through B" } } })
+        other.activities.start({ payload: { props: { title: "Through B" } } })
       ], { concurrency: "unbounded" })
       assert.deepStrictEqual(answers.map((r) => r.activity.readiness.queuedStarts).sort(), [0, 1])
 

@@ -120,13 +120,13 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       yield* member.agent.apps.share({ params: { id: teams.id }, payload: { teamId, notify: false } })
 
       for (const appId of [theirs.id, "app_unknown0000000000000000"]) {
-        const refused = yield* Effect.flip(owner.agent.notifications.create({ headers: {}, payload: { title: "t", body: "b", appId } }))
+        const refused = yield* Effect.flip(owner.agent.notifications.create({ payload: { title: "t", body: "b", appId } }))
         assert.strictEqual(refused._tag, "NotFound", appId)
       }
-      const sent = yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "With app", body: "b", appId: mine.id } }))
+      const sent = yield* sentNotification(owner.agent.notifications.create({ payload: { title: "With app", body: "b", appId: mine.id } }))
       assert.strictEqual(sent.notification.appId, mine.id)
-      yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "Team app", body: "b", appId: teams.id } }))
-      const plain = yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "No app", body: "b" } }))
+      yield* sentNotification(owner.agent.notifications.create({ payload: { title: "Team app", body: "b", appId: teams.id } }))
+      const plain = yield* sentNotification(owner.agent.notifications.create({ payload: { title: "No app", body: "b" } }))
       assert.isUndefined(plain.notification.appId)
 
       const items = (yield* owner.agent.inbox.list({ query: {} })).items
@@ -147,12 +147,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       const mine = yield* owner.agent.apps.create({ payload: { name: "Deploys", url: "https://deploy.example.test/" } })
       const theirs = yield* outsider.agent.apps.create({ payload: { name: "Theirs", url: "https://theirs.example.test/" } })
       const refused = yield* Effect.flip(owner.agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Ship?", prompt: "Ship it?", appId: theirs.id }
       }))
       assert.strictEqual(refused._tag, "NotFound")
       const created = yield* owner.agent.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Ship?", prompt: "Ship it?", appId: mine.id }
       })
       const item = yield* owner.agent.inbox.get({ params: { id: `interaction:${created.interaction.id}` } })
@@ -165,7 +163,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       const { member, owner, teamId } = yield* seedAppRoles
       const app = yield* member.agent.apps.create({ payload: { name: "Temp", url: "https://temp.example.test/" } })
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId, notify: false } })
-      yield* sentNotification(owner.agent.notifications.create({ headers: {}, payload: { title: "t", body: "b", appId: app.id } }))
+      yield* sentNotification(owner.agent.notifications.create({ payload: { title: "t", body: "b", appId: app.id } }))
       assert.strictEqual((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app?.id, app.id)
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId: null } })
       assert.isNull((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app)

@@ -33,7 +33,7 @@ const paged = Effect.gen(function*() {
   const groupId = yield* seedGroup(teamId, [member, admin, owner], [{ afterMinutes: 5, target: "next" }, { afterMinutes: 10, target: "group" }])
   const phones = { member: yield* phoneOf(member), admin: yield* phoneOf(admin), owner: yield* phoneOf(owner) }
   const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-  const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full" } })
+  const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "Disk full" } })
   return { admin, member, owner, phones, agent, page }
 })
 

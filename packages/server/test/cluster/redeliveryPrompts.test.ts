@@ -27,7 +27,6 @@ const asked = Effect.gen(function*() {
   const target = yield* receiver()
   const { webhook } = yield* agent.client.webhooks.create({ payload: { name: "outcomes", url: `${target.url}/outcome` } })
   const created = yield* agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title: "Ship v3?", prompt: "12 commits.", webhookId: webhook.id }
   })
   assert.strictEqual(created.accepted, 1)

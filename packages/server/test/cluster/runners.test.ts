@@ -152,7 +152,7 @@ describe.runIf(usingPostgres)("cluster runners on one PostgreSQL database", () =
       // A prompt made on A, waited on through B, answered on A.
       const agent = yield* on(a, makeAgent(["interactions:create", "interactions:read"]))
       const throughB = yield* on(b, agentClient(agent.secret))
-      const { interaction } = yield* agent.client.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Ship?", prompt: "p" } })
+      const { interaction } = yield* agent.client.interactions.create({ payload: { kind: "yes_no", title: "Ship?", prompt: "p" } })
       const waiter = yield* Effect.forkChild(throughB.interactions.wait({ params: { id: interaction.id }, query: { timeout: 20 } }))
       const answered = Date.now()
       yield* agent.app.interactions.answer({ params: { id: interaction.id }, payload: { status: "yes" } })

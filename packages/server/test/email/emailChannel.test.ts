@@ -77,7 +77,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       yield* agent.client.webhooks.create({ payload: { name: "hook", url: `${target.url}/hook`, isDefault: true } })
 
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Ship v3?", prompt: "Two <migrations> & a flag.", expiresInSeconds: 3600, fallback: { email: { afterSeconds: 120 } } }
       })
       const id = created.interaction.id
@@ -143,7 +142,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       const agent = yield* makeAgent([...scopes])
       yield* verify(agent.app, agent.person.email)
       const first = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "yes_no", title: "Lunch?", prompt: "Noon.", expiresInSeconds: 600, fallback: { email: { afterSeconds: 60 } } }
       })
       yield* agent.app.interactions.answer({ params: { id: first.interaction.id }, payload: { status: "yes" } })
@@ -154,7 +152,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       // The person's default applies to a prompt that names none; this one is mailed, then expires.
       yield* agent.app.emailChannel.put({ payload: { enabled: true, promptAfterSeconds: 60 } })
       const second = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "reply", title: "Which env?", prompt: "Pick one.", choices: ["staging", "prod"], expiresInSeconds: 600 }
       })
       const id = second.interaction.id
@@ -180,7 +177,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       const agent = yield* makeAgent([...scopes])
       yield* verify(agent.app, agent.person.email)
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Lost?", prompt: "x", expiresInSeconds: 600, fallback: { email: { afterSeconds: 300 } } }
       })
       const id = created.interaction.id
@@ -198,7 +194,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       const agent = yield* makeAgent([...scopes])
       yield* verify(agent.app, agent.person.email)
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "reply", title: "Release note?", prompt: "One line.", expiresInSeconds: 600, fallback: { email: { afterSeconds: 60 } } }
       })
       const id = created.interaction.id
@@ -226,7 +221,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       assert.strictEqual(tooShort.status, 400)
       assert.strictEqual((tooShort.body as { code: string }).code, "VALIDATION_FAILED")
       const bad = yield* Effect.flip(agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "x", prompt: "y", expiresInSeconds: 120, fallback: { email: { afterSeconds: 120 } } }
       }))
       assert.strictEqual(bad._tag, "ValidationFailed")
@@ -240,7 +234,6 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       assert.strictEqual(again.verificationSentAt, on.verificationSentAt, "one verification mail per 10 minutes")
       assert.isFalse(again.pages, "absent fields are unchanged")
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "x", prompt: "y", fallback: { email: { afterSeconds: 60 } } }
       })
       assert.lengthOf(yield* fallbackTimer(created.interaction.id), 0)
@@ -254,7 +247,7 @@ layer(WithMail, { excludeTestServices: true, timeout: "90 seconds" })("e-mail ch
       yield* verify(memberApp as unknown as Agent["app"], member.person.email)
       const groupId = yield* seedGroup(teamId, [member as Someone, owner])
       const pager = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const created = yield* pager.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full", body: "db-1 at 99%" } })
+      const created = yield* pager.pages.create({ params: { groupId }, payload: { title: "Disk full", body: "db-1 at 99%" } })
       const pageId = created.page.id
 
       const mail = (yield* mailsTo(member.person.email, 2)).find((m) => m.subject === "Page: Disk full")!
@@ -282,7 +275,6 @@ layer(NoSmtpListening, { excludeTestServices: true, timeout: "60 seconds" })("e-
       // The verification link cannot arrive here: the address is marked verified as the link would.
       yield* sql`UPDATE email_channels SET verified_address = lower(${agent.person.email}) WHERE user_id = ${agent.person.id}`
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Hold?", prompt: "x", expiresInSeconds: 600, fallback: { email: { afterSeconds: 60 } } }
       })
       const id = created.interaction.id

@@ -62,7 +62,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("li
         payload: { platform: "android", pushToken: `feed-card-${Date.now()}`, liveActivitiesCapable: true, interactiveLiveActivitiesCapable: true }
       })
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Merge PR #42?", prompt: "CI is green.", presentation: "live_activity" }
       })
       assert.isDefined(created.liveActivityId)

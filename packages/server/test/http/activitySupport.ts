@@ -43,4 +43,4 @@ export const sent = (agent: Agent, deviceId: string) =>
     }))
 
 export const start = (agent: Agent, payload: Parameters<Agent["client"]["activities"]["start"]>[0]["payload"]) =>
-  agent.client.activities.start({ headers: {}, payload })
+  agent.client.activities.start({ payload })

@@ -18,7 +18,7 @@ layer(CappedServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("
     Effect.gen(function*() {
       const agent = yield* makeAgent(["interactions:create", "interactions:read"])
       const ask = (title: string) =>
-        Effect.map(agent.client.interactions.create({ headers: {}, payload: { kind: "approval", title, prompt: "?" } }), (c) => c.interaction)
+        Effect.map(agent.client.interactions.create({ payload: { kind: "approval", title, prompt: "?" } }), (c) => c.interaction)
       const first = yield* ask("first")
       const second = yield* ask("second")
 

@@ -111,7 +111,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("d
       assert.strictEqual(first.status, 201)
       yield* check("idempotency key, other body", "POST", "/api/agent/notifications", json(secret, { title: "a", body: "c" }, { "idempotency-key": "k1" }), "IDEMPOTENCY_KEY_REUSED")
 
-      const prompt = yield* agent.client.interactions.create({ headers: {}, payload: { kind: "approval", title: "t", prompt: "p" } })
+      const prompt = yield* agent.client.interactions.create({ payload: { kind: "approval", title: "t", prompt: "p" } })
       const id = prompt.interaction.id
       // A browser's session cookie changes nothing without the CSRF header (a page of another origin cannot send it).
       yield* check("cookie without the CSRF header", "POST", "/api/app/tokens", {
@@ -129,7 +129,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("d
         payload: { platform: "android", pushToken: pushToken("card"), liveActivitiesCapable: true, interactiveLiveActivitiesCapable: true }
       })
       yield* check("props over 4 KB", "POST", "/api/agent/activities", json(secret, { key: "big", props: { title: "t", notes: "x".repeat(5000) } }), "ACTIVITY_PAYLOAD_TOO_LARGE")
-      for (let n = 0; n < 5; n++) yield* agent.client.activities.start({ headers: {}, payload: { key: `a${n}`, props: { title: `a${n}` }, deviceIds: [phone.id] } })
+      for (let n = 0; n < 5; n++) yield* agent.client.activities.start({ payload: { key: `a${n}`, props: { title: `a${n}` }, deviceIds: [phone.id] } })
       yield* check("same key again", "POST", "/api/agent/activities", json(secret, { key: "a0", props: { title: "again" } }), "ACTIVITY_KEY_CONFLICT")
       yield* check("a sixth activity", "POST", "/api/agent/activities", json(secret, { key: "a5", props: { title: "sixth" }, deviceIds: [phone.id] }), "ACTIVITY_CAPACITY_EXCEEDED")
       yield* check("a sixth, as a prompt card", "POST", "/api/agent/interactions", json(secret, { kind: "approval", title: "t", prompt: "p", presentation: "live_activity" }), "ACTIVITY_CAPACITY_EXCEEDED")

@@ -125,7 +125,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       const b = yield* makeAgent(["devices:read"])
       const token = `shared-${a.person.id}`
       const device = yield* a.app.devices.register({ payload: { platform: "ios", pushToken: token } })
-      yield* sentNotification(a.client.notifications.create({ headers: {}, payload: { title: "Deploy finished", body: "v2.3.1 is live" } }))
+      yield* sentNotification(a.client.notifications.create({ payload: { title: "Deploy finished", body: "v2.3.1 is live" } }))
       assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
 
       // The phone changes hands.
@@ -138,7 +138,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       // The old owner keeps the record and its history, inactive: that phone no longer gets their pushes.
       assert.deepStrictEqual((yield* a.client.devices.list()).items.map((d) => [d.id, d.active]), [[device.id, false]])
       assert.strictEqual((yield* a.app.devices.deliveries({ params: { id: device.id } })).items.length, 1)
-      const sent = yield* sentNotification(a.client.notifications.create({ headers: {}, payload: { title: "Again", body: "b" } }))
+      const sent = yield* sentNotification(a.client.notifications.create({ payload: { title: "Again", body: "b" } }))
       assert.strictEqual(sent.accepted, 0)
       assert.deepStrictEqual((yield* b.app.devices.deliveries({ params: { id: taken.id } })).items, [])
 
@@ -162,7 +162,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       const b = yield* makeAgent(["devices:read"])
       const token = `la-shared-${a.person.id}`
       const device = yield* a.app.devices.register({ payload: { platform: "android", pushToken: token, liveActivitiesCapable: true } })
-      const started = yield* a.client.activities.start({ headers: {}, payload: { props: { title: "Deploy" } } })
+      const started = yield* a.client.activities.start({ payload: { props: { title: "Deploy" } } })
       assert.strictEqual(started.accepted, 1)
       yield* b.app.devices.register({ payload: { platform: "android", pushToken: token, liveActivitiesCapable: true } })
       const updated = yield* a.client.activities.update({

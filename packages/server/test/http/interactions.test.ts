@@ -18,7 +18,6 @@ const scopes = ["interactions:create", "interactions:read"] as const
 
 const ask = (agent: Agent, payload: Partial<Parameters<Agent["client"]["interactions"]["create"]>[0]["payload"]> = {}) =>
   agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title: "Deploy v2 to production?", prompt: "3 migrations, 12 commits.", ...payload }
   })
 

@@ -18,7 +18,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const phone = yield* registerDevice(agent, "iphone-")
       const pixel = yield* registerDevice(agent, "pixel-", "android")
       const long = (what: string) => `https://cdn.example.test/${what}/${"a".repeat(2000)}`
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {},
+      const created = yield* sentNotification(agent.client.notifications.create({
         payload: { title: "Build finished", body: "All 212 tests passed.", url: long("run"), imageUrl: long("img") }
       }))
       assert.strictEqual(created.accepted, 2)
@@ -40,7 +40,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const agent = yield* makeAgent(["notifications:send"])
       const phone = yield* registerDevice(agent, "iphone-")
       const pixel = yield* registerDevice(agent, "pixel-", "android")
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {},
+      const created = yield* sentNotification(agent.client.notifications.create({
         payload: { title: "Build finished", body: "All 212 tests passed.", url: "https://ci.example.test/run/1" }
       }))
       assert.strictEqual(created.accepted, 2)
@@ -88,14 +88,14 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const agent = yield* makeAgent(["notifications:send"])
       const first = yield* registerDevice(agent, "a-")
       const second = yield* registerDevice(agent, "b-")
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id] } }))
+      const created = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b", deviceIds: [second.id] } }))
       assert.strictEqual(created.accepted, 1)
       assert.lengthOf(yield* deliveries(agent, first.id), 0)
       assert.lengthOf(yield* deliveries(agent, second.id), 1)
 
       const other = yield* makeAgent(["notifications:send"])
       const theirs = yield* registerDevice(other, "c-")
-      const error = yield* Effect.flip(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b", deviceIds: [second.id, theirs.id] } }))
+      const error = yield* Effect.flip(agent.client.notifications.create({ payload: { title: "t", body: "b", deviceIds: [second.id, theirs.id] } }))
       assert.strictEqual(error._tag, "NotFound")
       assert.lengthOf(yield* deliveries(agent, second.id), 1)
     }))
@@ -106,20 +106,20 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       yield* registerDevice(agent, "ok-")
       const dead = yield* registerDevice(agent, "unregistered-")
       yield* registerDevice(agent, "unavailable-")
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const created = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       assert.strictEqual(created.accepted, 1)
       assert.strictEqual(created.message, "Accepted by 1 of 3 devices. 1 queued for retry.")
       const devices = (yield* agent.client.devices.list()).items
       assert.isFalse(devices.find((d) => d.id === dead.id)!.active)
       // Inactive devices are left out of later pushes.
-      const again = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const again = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       assert.strictEqual(again.message, "Accepted by 1 of 2 devices. 1 queued for retry.")
     }))
 
   it.effect("needs notifications:send", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["inbox:read"])
-      const error = yield* Effect.flip(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const error = yield* Effect.flip(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       assert.strictEqual(error._tag, "MissingScope")
       assert.deepStrictEqual(error._tag === "MissingScope" ? error.required : [], ["notifications:send"])
     }))
@@ -166,7 +166,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send"])
       const flaky = yield* registerDevice(agent, "unavailable-")
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const created = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       assert.strictEqual(created.accepted, 0)
       // The phone's token recovers; the retry delivers the queued push exactly once.
       yield* setPushToken(flaky.id, `recovered-${flaky.id}`)
@@ -181,7 +181,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const phone = yield* registerDevice(agent, "iphone-")
       const dead = yield* registerDevice(agent, "unregistered-")
       const { notification } = yield* sentNotification(agent.client.notifications.create({
-        headers: {},
         payload: { title: "Release", body: "**v2** is [live](https://example.test)", bodyFormat: "markdown", projectId: "deploys" }
       }))
       const [push] = yield* deliveries(agent, phone.id)
@@ -210,7 +209,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("ac
       const agent = yield* makeAgent(["notifications:send", "events:read"])
       const sent: Array<string> = []
       for (let i = 0; i < 22; i++) {
-        const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: `n${i}`, body: `**body** ${i}`, bodyFormat: "markdown" } }))
+        const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: `n${i}`, body: `**body** ${i}`, bodyFormat: "markdown" } }))
         sent.push(notification.id)
       }
       const first = yield* agent.client.history.activityFeed({ query: {} })

@@ -16,7 +16,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const agent = yield* makeAgent(["notifications:send"])
       const phone = yield* registerDevice(agent, "iphone-")
       const pixel = yield* registerDevice(agent, "pixel-", "android")
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       const withdrawn = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       assert.deepStrictEqual(
         { ...withdrawn },
@@ -40,7 +40,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const agent = yield* makeAgent(["notifications:send"])
       const first = yield* registerDevice(agent, "first-")
       const second = yield* registerDevice(agent, "second-")
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       yield* setPushToken(second.id, "unavailable-now")
       const partial = yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       assert.strictEqual(partial.status, "withdraw_partial")
@@ -78,7 +78,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const ok = yield* registerDevice(agent, "ok-")
       const flaky = yield* registerDevice(agent, "unavailable-")
       const inFlight = yield* registerDevice(agent, "inflight-")
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       // As if the third device's push were at its provider right now.
       yield* sql`UPDATE push_receipts SET status = 'sending', claimed_by = 'rcp_other', claimed_at = now()
                  WHERE item_id = ${notification.id} AND device_id = ${inFlight.id}`
@@ -105,7 +105,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
     Effect.gen(function*() {
       const owner = yield* makeAgent(["notifications:send"])
       yield* registerDevice(owner, "x-")
-      const { notification } = yield* sentNotification(owner.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(owner.client.notifications.create({ payload: { title: "t", body: "b" } }))
       const other = yield* makeAgent(["notifications:send"])
       assert.strictEqual((yield* Effect.flip(other.client.notifications.withdraw({ params: { id: notification.id } })))._tag, "NotFound")
       assert.strictEqual((yield* Effect.flip(owner.client.notifications.withdraw({ params: { id: "anot_unknown0000" } })))._tag, "NotFound")
@@ -122,7 +122,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
     Effect.gen(function*() {
       const agent = yield* makeAgent(["notifications:send", "inbox:read"])
       yield* registerDevice(agent, "iphone-")
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       yield* agent.client.notifications.withdraw({ params: { id: notification.id } })
       const detail = yield* agent.client.inbox.get({ params: { id: `notification:${notification.id}` } })
       assert.isNotNull(detail.readAt)

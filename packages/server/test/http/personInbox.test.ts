@@ -91,7 +91,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       yield* until(() => stream.frames.length > 0)
       assert.deepStrictEqual(stream.frames[0], { comment: "ping" })
 
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "Deploy", body: "done" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "Deploy", body: "done" } }))
       const ref = `notification:${notification.id}`
       yield* until(() => stream.items().includes(ref))
       const event = stream.frames.find((f) => f.event === "item")!
@@ -103,7 +103,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       yield* until(() => stream.items().filter((id) => id === ref).length === 3)
       assert.strictEqual((yield* agent.app.inbox.get({ params: { id: ref } })).status, "withdrawn")
 
-      const { interaction } = yield* agent.client.interactions.create({ headers: {}, payload: { kind: "approval", title: "Ship?", prompt: "p" } })
+      const { interaction } = yield* agent.client.interactions.create({ payload: { kind: "approval", title: "Ship?", prompt: "p" } })
       const prompt = `interaction:${interaction.id}`
       yield* until(() => stream.items().includes(prompt))
       yield* agent.app.interactions.answer({ params: { id: interaction.id }, payload: { status: "approved" } })
@@ -122,7 +122,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       const events = yield* agent.app.inbox.stream()
       const first = yield* Effect.forkChild(Stream.runHead(events))
       yield* until(() => signals.open(agent.person.id) === 1)
-      const { notification } = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       const head = yield* Fiber.join(first)
       assert.strictEqual(head._tag, "Some")
       const item = head._tag === "Some" ? head.value : undefined

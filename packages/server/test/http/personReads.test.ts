@@ -25,7 +25,6 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       const agent = yield* makeAgent(["interactions:create", "interactions:read"])
       const other = yield* makePerson("other")
       const { interaction } = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "reply", title: "Name it", prompt: "What should the release be called?", choices: ["Aster", "Birch"] }
       })
       const pending = yield* agent.app.interactions.get({ params: { id: interaction.id } })
@@ -38,7 +37,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       const answered = yield* agent.app.interactions.get({ params: { id: interaction.id } })
       assert.deepStrictEqual([answered.status, answered.response, answered.respondingUserId], ["replied", "Aster", agent.person.id])
 
-      const second = yield* agent.client.interactions.create({ headers: {}, payload: { kind: "yes_no", title: "Go?", prompt: "p" } })
+      const second = yield* agent.client.interactions.create({ payload: { kind: "yes_no", title: "Go?", prompt: "p" } })
       yield* agent.client.interactions.cancel({ params: { id: second.interaction.id } })
       const canceled = yield* agent.app.interactions.get({ params: { id: second.interaction.id } })
       assert.strictEqual(canceled.status, "canceled")
@@ -61,7 +60,6 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       const created = yield* agent.app.tokens.create({ payload: { name: "second", scopes: ["activities:write"] } })
       const second = yield* agentClient(created.secret)
       const live = yield* second.activities.start({
-        headers: {},
         payload: { props: { title: "A terminal title that runs past thirty-six characters", layout: "terminal", status: "building" } }
       })
 

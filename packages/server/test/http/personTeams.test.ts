@@ -117,7 +117,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
       yield* eventually(Effect.sync(() => stream.frames.length), (n) => n > 0)
 
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full" } })
+      const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "Disk full" } })
       const ref = `page:${page.id}`
       yield* eventually(Effect.sync(() => stream.items()), (items) => items.includes(ref))
 

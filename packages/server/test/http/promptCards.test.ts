@@ -33,7 +33,6 @@ const capablePhone = (agent: Agent, platform: "ios" | "android" = "ios", pushToS
 
 const askOnCard = (agent: Agent, title = "Merge PR #42?") =>
   agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title, prompt: "CI is green.", presentation: "live_activity" }
   })
 
@@ -115,7 +114,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pr
       const prompt = `Ship "v2"? ${"部署を承認しますか？\"".repeat(400)}`.slice(0, 4000)
       const title = `Deploy "${"✓".repeat(150)}"`
       const created = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title, prompt, presentation: "live_activity" }
       })
       assert.strictEqual(created.interaction.prompt, prompt)

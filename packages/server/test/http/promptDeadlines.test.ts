@@ -21,7 +21,6 @@ layer(TestSqlLayer, { excludeTestServices: true, timeout: "60 seconds" })("promp
       const { id, secret } = yield* Effect.scoped(Effect.gen(function*() {
         const agent = yield* makeAgent(["interactions:create", "interactions:read"])
         const created = yield* agent.client.interactions.create({
-          headers: {},
           payload: { kind: "approval", title: "Ship it?", prompt: "One migration." }
         })
         return { id: created.interaction.id, secret: agent.secret }

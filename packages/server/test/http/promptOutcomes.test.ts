@@ -21,7 +21,6 @@ const open = { HERALD_ALLOW_PRIVATE_NETWORK_TARGETS: "1", HERALD_RETRY_TIME_SCAL
 
 const ask = (agent: Agent, payload: Partial<CreatePayload>) =>
   agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title: "Deploy v2?", prompt: "3 migrations.", expiresInSeconds: 600, ...payload }
   })
 

@@ -26,7 +26,6 @@ const scopes = ["interactions:create", "interactions:read"] as const
 
 const ask = (agent: Agent, payload: Partial<CreatePayload>) =>
   agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title: "Merge the release branch?", prompt: "CI is green.", expiresInSeconds: 3600, ...payload }
   })
 

@@ -18,7 +18,7 @@ const scopes = ["interactions:create", "interactions:read"] as const
 
 const ask = (client: Client) =>
   Effect.map(
-    client.interactions.create({ headers: {}, payload: { kind: "approval", title: "Ship it?", prompt: "One commit." } }),
+    client.interactions.create({ payload: { kind: "approval", title: "Ship it?", prompt: "One commit." } }),
     (created) => created.interaction.id
   )
 

@@ -53,7 +53,6 @@ const refusesProbedTargets = Effect.gen(function*() {
 const queuedDelivery = (agent: Agent, webhookId: string, check: (d: { readonly id: string; readonly attempts: number }) => boolean) =>
   Effect.gen(function*() {
     const { interaction } = yield* agent.client.interactions.create({
-      headers: {},
       payload: { kind: "approval", title: "Deploy?", prompt: "v2 to production", webhookId }
     })
     yield* agent.client.interactions.cancel({ params: { id: interaction.id } })

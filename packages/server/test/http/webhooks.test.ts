@@ -35,7 +35,6 @@ const save = (agent: Agent, url: string, payload: Partial<Parameters<Agent["clie
 
 const ask = (agent: Agent, webhookId?: string) =>
   agent.client.interactions.create({
-    headers: {},
     payload: { kind: "approval", title: "Deploy?", prompt: "v2 to production", ...(webhookId !== undefined ? { webhookId } : {}) }
   })
 
@@ -133,7 +132,6 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       const chat = yield* save(agent, `${target.url}/chat`, { preset: "chat" })
       const device = yield* agent.app.devices.register({ payload: { platform: "android", pushToken: `chat-${Date.now()}` } })
       const asked = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "reply", title: "Release\nnotes?", prompt: "Write them", webhookId: chat.webhook.id }
       })
       yield* agent.app.interactions.answer({
@@ -227,7 +225,6 @@ layer(testServerLayer(open), { excludeTestServices: true, timeout: "60 seconds" 
       const { webhook } = yield* save(agent, `${target.url}/expired`, { events: ["interaction.expired"] })
       const answersOnly = yield* save(agent, `${target.url}/answers`, { events: ["interaction.answered"] })
       const { interaction } = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "yes_no", title: "Still there?", prompt: "p", webhookId: webhook.id }
       })
       yield* moveDeadline(interaction.id, Date.now())

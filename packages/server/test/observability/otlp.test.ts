@@ -47,7 +47,6 @@ layer(ServerLayer, { timeout: "120 seconds", excludeTestServices: true })("OTLP 
       const agent = yield* makeAgent(["notifications:send"])
       yield* registerDevice(agent, "iphone-")
       const [traceId, sent] = yield* traced(sentNotification(agent.client.notifications.create({
-        headers: {},
         payload: { title: "Build green", body: "main #412" }
       })))
       assert.strictEqual(sent.accepted, 1)
@@ -80,7 +79,6 @@ layer(ServerLayer, { timeout: "120 seconds", excludeTestServices: true })("OTLP 
       const agent = yield* makeAgent(["interactions:create", "interactions:read"])
       yield* registerDevice(agent, "iphone-")
       const [createTrace, created] = yield* traced(agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Deploy v2?", prompt: "3 migrations." }
       }))
       const id = created.interaction.id
@@ -118,7 +116,6 @@ layer(ServerLayer, { timeout: "120 seconds", excludeTestServices: true })("OTLP 
       const receiver = yield* OtlpReceiverService
       const agent = yield* makeAgent(["interactions:create", "interactions:read"])
       const [createTrace, created] = yield* traced(agent.client.interactions.create({
-        headers: {},
         payload: { kind: "yes_no", title: "Still there?", prompt: "p", expiresInSeconds: 3600 }
       }))
       // What an hour's passing would do: the stored timer falls due now (test/support/prompts.ts).
@@ -134,7 +131,7 @@ layer(ServerLayer, { timeout: "120 seconds", excludeTestServices: true })("OTLP 
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiverService
       const agent = yield* makeAgent(["notifications:send"])
-      yield* agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } })
+      yield* agent.client.notifications.create({ payload: { title: "t", body: "b" } })
       const has = (name: string, point: (attributes: Attributes, value: number) => boolean) => (metrics: ReadonlyArray<ReceivedMetric>) =>
         metrics.some((m) => m.name === name && m.points.some((p) => point(p.attributes, p.value)))
       const requests = has("herald_http_requests_total", (a, v) => a.route === "/api/agent/notifications" && a.status === "201" && v >= 1)
@@ -235,7 +232,7 @@ describe("herald serve", () => {
       const app = yield* Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl: server.baseUrl, token: session.token, retries: 0 }))
       const created = yield* app.tokens.create({ payload: { name: "otlp", scopes: ["notifications:send"] } })
       const agent = yield* Effect.provide(Effect.service(HeraldClient), HeraldClient.layer({ baseUrl: server.baseUrl, token: created.secret, retries: 0 }))
-      const [traceId] = yield* traced(agent.notifications.create({ headers: {}, payload: { title: "From a process", body: "b" } }))
+      const [traceId] = yield* traced(agent.notifications.create({ payload: { title: "From a process", body: "b" } }))
 
       const spans = yield* receiver.trace(traceId, (s) => named(s, ["POST /api/agent/notifications", "Notifications.send"]))
       const route = spanNamed(spans, "POST /api/agent/notifications")

@@ -31,7 +31,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("es
       const groupId = yield* seedGroup(teamId, [member, admin, owner], [{ afterMinutes: 5, target: "next" }, { afterMinutes: 10, target: "group" }])
       const phones = { member: yield* phoneOf(member), admin: yield* phoneOf(admin), owner: yield* phoneOf(owner) }
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "API down" } })
+      const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "API down" } })
       assert.deepStrictEqual(notifiedOf(page), [`0:${member.person.id}`])
 
       // Five minutes on: the `next` person (after the one on duty) is paged, nobody else.
@@ -67,7 +67,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("es
       const groupId = yield* seedGroup(teamId, [member, admin], [{ afterMinutes: 5, target: "next" }])
       const adminPhone = yield* phoneOf(admin)
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Queue backed up" } })
+      const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "Queue backed up" } })
 
       const app = yield* personClient(member.session)
       const acked = yield* app.pages.acknowledge({ params: { id: page.id } })
@@ -93,7 +93,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("es
       const groupId = yield* seedGroup(teamId, [member, admin], [{ afterMinutes: 30, target: "next" }])
       const adminPhone = yield* phoneOf(admin)
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Latency" } })
+      const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "Latency" } })
 
       const app = yield* personClient(member.session)
       const escalated = yield* app.pages.escalate({ params: { id: page.id } })
@@ -116,7 +116,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("es
       const groupId = yield* seedGroup(teamId, [member, admin, owner], [{ afterMinutes: 1, target: "group" }, { afterMinutes: 2, target: "group" }])
       const phones = { member: yield* phoneOf(member), admin: yield* phoneOf(admin), owner: yield* phoneOf(owner) }
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
-      const { page } = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Pager test" } })
+      const { page } = yield* agent.pages.create({ params: { groupId }, payload: { title: "Pager test" } })
       yield* stepComesDue(page.id, 1)
       yield* eventually(agent.pages.get({ params: { id: page.id } }), (p) => p.step === 1)
       for (const [who, phone] of [[member, phones.member], [admin, phones.admin], [owner, phones.owner]] as const) {

@@ -23,7 +23,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
       const [memberPhone, adminPhone] = [yield* phoneOf(member), yield* phoneOf(admin)]
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
 
-      const created = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full", body: "db-1 at 99%" } })
+      const created = yield* agent.pages.create({ params: { groupId }, payload: { title: "Disk full", body: "db-1 at 99%" } })
       assert.isFalse(created.deduplicated)
       const page = created.page
       assert.match(page.id, /^page_/)
@@ -71,7 +71,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
       const ids: Array<string> = []
       for (const title of ["one", "two", "three"]) {
-        ids.push((yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title } })).page.id)
+        ids.push((yield* agent.pages.create({ params: { groupId }, payload: { title } })).page.id)
       }
       yield* agent.pages.resolve({ params: { id: ids[0]! } })
 

@@ -49,7 +49,7 @@ const seeder = Effect.gen(function*() {
   const tokens = yield* teamTokens(people, rw)
   return (route: AccessRoute<Cell, Role>, role: Role) =>
     Effect.map(
-      Effect.orDie(pager.pages.create({ params: { groupId }, headers: {}, payload: { title: `${route.name} ${role}` } })),
+      Effect.orDie(pager.pages.create({ params: { groupId }, payload: { title: `${route.name} ${role}` } })),
       ({ page }): Cell => ({ teamId, groupId, pageId: page.id, people, tokens })
     )
 })

@@ -23,7 +23,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
       const agent = yield* agentOf(owner, ["oncall:write", "oncall:read"])
 
       const answers = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
-        agent.pages.create({ params: { groupId }, headers: {}, payload: { title: `Disk full ${i}`, dedupKey: "disk-full" } }),
+        agent.pages.create({ params: { groupId }, payload: { title: `Disk full ${i}`, dedupKey: "disk-full" } }),
         { concurrency: "unbounded" })
       const ids = new Set(answers.map((a) => a.page.id))
       assert.strictEqual(ids.size, 1, "one page")
@@ -40,7 +40,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
 
       // Resolved, the key is free: the next page is a new one.
       yield* agent.pages.resolve({ params: { id: id! } })
-      const again = yield* agent.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full again", dedupKey: "disk-full" } })
+      const again = yield* agent.pages.create({ params: { groupId }, payload: { title: "Disk full again", dedupKey: "disk-full" } })
       assert.isFalse(again.deduplicated)
       assert.notStrictEqual(again.page.id, id)
     }))
@@ -77,10 +77,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
       const { member, outsider, owner, teamId } = yield* seedRoles()
       const groupId = yield* seedGroup(teamId, [member])
       const sendOnly = yield* agentOf(owner, ["notifications:send"])
-      const refused = yield* Effect.flip(sendOnly.notifications.create({ headers: {}, payload: { title: "t", body: "b", oncall: groupId } }))
+      const refused = yield* Effect.flip(sendOnly.notifications.create({ payload: { title: "t", body: "b", oncall: groupId } }))
       assert.strictEqual(refused._tag, "MissingScope")
       const stranger = yield* agentOf(outsider, ["notifications:send", "oncall:write"])
-      const hidden = yield* Effect.flip(stranger.notifications.create({ headers: {}, payload: { title: "t", body: "b", oncall: groupId } }))
+      const hidden = yield* Effect.flip(stranger.notifications.create({ payload: { title: "t", body: "b", oncall: groupId } }))
       assert.strictEqual(hidden._tag, "NotFound")
     }))
 })

@@ -136,7 +136,6 @@ layer(TestLayer, { timeout: "120 seconds", excludeTestServices: true })("web pus
       const agent = yield* makeAgent(["notifications:send"])
       const { path } = yield* enableNotifications(agent.app)
       const created = yield* sentNotification(agent.client.notifications.create({
-        headers: {},
         payload: { title: "Build finished", body: "All 212 tests passed." }
       }))
       assert.strictEqual(created.accepted, 1)
@@ -162,7 +161,6 @@ layer(TestLayer, { timeout: "120 seconds", excludeTestServices: true })("web pus
       const agent = yield* makeAgent(["interactions:create", "interactions:read"])
       const { path } = yield* enableNotifications(agent.app)
       const { interaction } = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Deploy v2 to production?", prompt: "3 migrations, 12 commits." }
       })
       const alert = service.received(path)[0]!.payload as { type: string; tag: string; interaction: unknown; data: Record<string, string> }
@@ -187,7 +185,7 @@ layer(TestLayer, { timeout: "120 seconds", excludeTestServices: true })("web pus
       yield* agent.app.devices.register({
         payload: { platform: "web", subscription: subscriptionJson(subscription), liveActivitiesCapable: true }
       })
-      const started = yield* agent.client.activities.start({ headers: {}, payload: { props: { title: "Deploy", status: "building" } } })
+      const started = yield* agent.client.activities.start({ payload: { props: { title: "Deploy", status: "building" } } })
       assert.strictEqual(started.accepted, 1)
       yield* agent.client.activities.update({
         params: { identifier: started.activity.id },
@@ -208,7 +206,7 @@ layer(TestLayer, { timeout: "120 seconds", excludeTestServices: true })("web pus
       const agent = yield* makeAgent(["notifications:send"])
       const { device, path } = yield* enableNotifications(agent.app)
       service.answer(path, { status: 410 })
-      const created = yield* sentNotification(agent.client.notifications.create({ headers: {}, payload: { title: "t", body: "b" } }))
+      const created = yield* sentNotification(agent.client.notifications.create({ payload: { title: "t", body: "b" } }))
       assert.strictEqual(created.accepted, 0)
       const listed = yield* agent.app.devices.list()
       assert.isFalse(listed.items.find((d) => d.id === device.id)!.active)

@@ -31,7 +31,7 @@ describe.runIf(usingPostgres)("quiet hours across nodes", () => {
         yield* eventually(Effect.sync(() => gateOf(b).settings(agent.person.id).mutedUntil), (until) => until !== null)
         const viaB = yield* on(b, Effect.gen(function*() {
           const client = yield* agentClient(agent.secret)
-          return yield* sentNotification(client.notifications.create({ headers: {}, payload: { title: "Held on b", body: "x" } }))
+          return yield* sentNotification(client.notifications.create({ payload: { title: "Held on b", body: "x" } }))
         }))
         assert.strictEqual(viaB.accepted, 0)
         assert.strictEqual((yield* agent.app.quietHours.get()).current.held, 1)

@@ -35,7 +35,6 @@ const quietNow = (agent: Agent, mode: "silent" | "hold") =>
 
 const send = (agent: Agent, title: string, priority?: "low" | "normal" | "high" | "critical") =>
   sentNotification(agent.client.notifications.create({
-    headers: {},
     payload: { title, body: `${title} body`, ...(priority !== undefined ? { priority } : {}) }
   }))
 
@@ -136,7 +135,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("qu
       yield* send(agent, "Build 42 passed", "high")
       yield* send(agent, "Build 43 passed", "low")
       const routinePrompt = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Rotate the logs?", prompt: "Routine." }
       })
       assert.strictEqual(routinePrompt.accepted, 0)
@@ -147,7 +145,6 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("qu
       )
       assert.isFalse(routinePrompt.interaction.urgent)
       const urgentPrompt = yield* agent.client.interactions.create({
-        headers: {},
         payload: { kind: "approval", title: "Deploy the hotfix?", prompt: "Production is down.", urgent: true }
       })
       assert.isTrue(urgentPrompt.interaction.urgent)
@@ -158,7 +155,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("qu
       const { teamId } = yield* seedTeam({ owner })
       const groupId = yield* seedGroup(teamId, [owner])
       const pager = yield* agentOf(owner, ["oncall:write"])
-      const page = yield* pager.pages.create({ params: { groupId }, headers: {}, payload: { title: "Disk full" } })
+      const page = yield* pager.pages.create({ params: { groupId }, payload: { title: "Disk full" } })
 
       const sent = yield* eventually(
         Effect.map(agent.app.devices.deliveries({ params: { id: phone.id } }), (d) => d.items),

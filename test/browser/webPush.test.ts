@@ -43,20 +43,38 @@ const shownNotifications = (page: Page, tag: string) =>
     return shown.map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: n.actions.map((a) => ({ action: a.action, title: a.title })) }))
   }, tag) as Promise<ReadonlyArray<Shown>>
 
-/** The service worker registration of `origin` as CDP names it (`ServiceWorker.enable` reports it). */
-const registrationIdOf = async (cdp: CDPSession, origin: string) => {
+/**
+ * The service worker of `origin` as CDP sees it: its registration id, and a wait until its version is
+ * activated and running. CDP drops a push delivered to a worker that is not (yet, or no longer) running;
+ * a browser's push service would hold it until the worker runs, so the test waits as the browser would.
+ */
+const serviceWorkerOf = async (cdp: CDPSession, origin: string) => {
   const registrations = new Map<string, string>()
+  const versions = new Map<string, { readonly registrationId: string; readonly status: string; readonly runningStatus: string }>()
   cdp.on("ServiceWorker.workerRegistrationUpdated", (event) => {
     for (const r of event.registrations) if (!r.isDeleted) registrations.set(r.scopeURL, r.registrationId)
   })
+  cdp.on("ServiceWorker.workerVersionUpdated", (event) => {
+    for (const v of event.versions) versions.set(v.versionId, v)
+  })
   await cdp.send("ServiceWorker.enable")
-  const id = await until("the service worker registration", async () => registrations.get(`${origin}/`), (id) => id !== undefined)
-  return id!
+  const registrationId = (await until("the service worker registration", async () => registrations.get(`${origin}/`), (id) => id !== undefined))!
+  const running = async () => {
+    await cdp.send("ServiceWorker.startWorker", { scopeURL: `${origin}/` })
+    await until(
+      "the service worker activated and running",
+      async () => [...versions.values()].filter((v) => v.registrationId === registrationId).map((v) => `${v.status}/${v.runningStatus}`),
+      (states) => states.includes("activated/running")
+    )
+  }
+  return { registrationId, running }
 }
 
 /** Delivers a push's decrypted payload to the service worker, as the browser does when its push service hands it over. */
-const deliver = (cdp: CDPSession, origin: string, registrationId: string, push: ReceivedPush) =>
-  cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId, data: JSON.stringify(push.payload) })
+const deliver = async (cdp: CDPSession, origin: string, worker: { readonly registrationId: string; readonly running: () => Promise<void> }, push: ReceivedPush) => {
+  await worker.running()
+  await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: worker.registrationId, data: JSON.stringify(push.payload) })
+}
 
 layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("Web Push in the browser", (it) => {
   it.effect("notify this browser, a push for a prompt, its Approve button answers and the close push closes it", () =>
@@ -83,7 +101,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
       assert.deepStrictEqual([devices[0]!.platform, devices[0]!.active], ["web", true])
 
       const cdp = yield* Effect.promise(() => tab.context.newCDPSession(tab.page))
-      const registrationId = yield* Effect.promise(() => registrationIdOf(cdp, origin))
+      const serviceWorker = yield* Effect.promise(() => serviceWorkerOf(cdp, origin))
 
       const { client: agent } = yield* agentOf(person, ["interactions:create", "interactions:read"])
       const { interaction } = yield* agent.interactions.create({
@@ -105,7 +123,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
       assert.isAtMost(Buffer.byteLength(JSON.stringify(payload)), 3000)
 
       // The browser hands the payload to the service worker: a notification with the prompt's two answers.
-      yield* Effect.promise(() => deliver(cdp, origin, registrationId, alert!))
+      yield* Effect.promise(() => deliver(cdp, origin, serviceWorker, alert!))
       const [shown] = yield* inTab(tab, (page) => until("the notification", () => shownNotifications(page, payload.tag), (n) => n.length === 1))
       assert.strictEqual(shown!.title, "Merge the pull request?")
       assert.include(shown!.body, "#418 Fix the login redirect.")
@@ -137,7 +155,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
       const close = yield* Effect.promise(() =>
         until("the close push", async () => pushService.received(path).find((p) => (p.payload as WebPushPayload).type === "close"), (p) => p !== undefined))
       assert.deepStrictEqual(close!.payload, { v: 1, type: "close", tag: payload.tag })
-      yield* Effect.promise(() => deliver(cdp, origin, registrationId, close!))
+      yield* Effect.promise(() => deliver(cdp, origin, serviceWorker, close!))
       yield* inTab(tab, (page) => until("the notification closed", () => shownNotifications(page, payload.tag), (n) => n.length === 0))
 
       // A yes/no prompt gets its own two answers.
@@ -149,7 +167,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("We
         until("the yes/no push", async () => pushService.received(path).slice(seen), (r) => r.length >= 1))
       const yesNo = asked!.payload as WebPushPayload
       assert.deepStrictEqual(yesNo.type === "alert" ? yesNo.interaction : null, { id: question.id, kind: "yes_no" })
-      yield* Effect.promise(() => deliver(cdp, origin, registrationId, asked!))
+      yield* Effect.promise(() => deliver(cdp, origin, serviceWorker, asked!))
       const [shownYesNo] = yield* inTab(tab, (page) => until("the yes/no notification", () => shownNotifications(page, yesNo.tag), (n) => n.length === 1))
       assert.deepStrictEqual(shownYesNo!.actions, [{ action: "yes", title: "Yes" }, { action: "no", title: "No" }])
     }))

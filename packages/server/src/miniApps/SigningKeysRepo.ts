@@ -5,8 +5,9 @@
  * still verify.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Option } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
+import { keyTable } from "../db/KeyTable.ts"
+import type { KeyTable, NewKeyRow } from "../db/KeyTable.ts"
 
 export const SigningKeyRow = Schema.Struct({
   keyId: Schema.String,
@@ -19,54 +20,9 @@ export const SigningKeyRow = Schema.Struct({
 export type SigningKeyRow = typeof SigningKeyRow.Type
 
 /** A key to store: the raw public key (JWK `x`) and the PKCS#8 DER private key in base64. */
-export interface NewSigningKeyRow {
-  readonly keyId: string
-  readonly publicKey: string
-  readonly privateKey: string
-}
+export type NewSigningKeyRow = NewKeyRow
 
-export class SigningKeysRepo extends Context.Service<SigningKeysRepo, {
-  /** The current key, if one has been made. */
-  readonly findCurrent: Effect.Effect<Option.Option<SigningKeyRow>>
-  /** Every key, newest first. */
-  readonly all: Effect.Effect<ReadonlyArray<SigningKeyRow>>
-  /**
-   * Stores a key as the current one. With `ifNoneCurrent` a key already current
-   * wins and this does nothing (concurrent first needs converge on one).
-   */
-  readonly insert: (key: NewSigningKeyRow, options: { readonly ifNoneCurrent: boolean }) => Effect.Effect<void>
-  /** Locks the table for the rest of the transaction: rotations take turns. */
-  readonly lockForRotation: Effect.Effect<void>
-  /** Retires the current key (if any). */
-  readonly retireCurrent: Effect.Effect<void>
-  /** Runs `effect` in one transaction (a rotation). */
-  readonly inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}>()("herald/SigningKeysRepo") {
-  static readonly layer = Layer.effect(SigningKeysRepo, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql`key_id, algorithm, public_key, private_key, created_at, retired_at`
-
-    const findCurrent = SqlSchema.findOneOption({
-      Request: Schema.Void,
-      Result: SigningKeyRow,
-      execute: () => sql`SELECT ${columns} FROM mini_app_keys WHERE retired_at IS NULL`
-    })
-    const all = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: SigningKeyRow,
-      execute: () => sql`SELECT ${columns} FROM mini_app_keys ORDER BY created_at DESC, key_id DESC`
-    })
-
-    return SigningKeysRepo.of({
-      findCurrent: findCurrent(undefined).pipe(Effect.orDie),
-      all: all(undefined).pipe(Effect.orDie),
-      insert: (key, { ifNoneCurrent }) =>
-        sql`INSERT INTO mini_app_keys (key_id, public_key, private_key)
-            VALUES (${key.keyId}, ${key.publicKey}, ${key.privateKey})
-            ${ifNoneCurrent ? sql`ON CONFLICT DO NOTHING` : sql``}`.pipe(Effect.asVoid, Effect.orDie),
-      lockForRotation: sql`LOCK TABLE mini_app_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid, Effect.orDie),
-      retireCurrent: sql`UPDATE mini_app_keys SET retired_at = now() WHERE retired_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
-      inTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
-    })
-  }))
+export class SigningKeysRepo extends Context.Service<SigningKeysRepo, KeyTable<SigningKeyRow>>()("herald/SigningKeysRepo") {
+  static readonly layer = Layer.effect(SigningKeysRepo, Effect.map(SqlClient.SqlClient, (sql) =>
+    SigningKeysRepo.of(keyTable(sql, "mini_app_keys", "key_id, algorithm, public_key, private_key, created_at, retired_at", SigningKeyRow))))
 }

@@ -11,9 +11,10 @@ import { TestClock } from "effect/testing"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
 import { Credentials } from "../../src/auth/Credentials.ts"
 import type { CredentialsOptions } from "../../src/auth/Credentials.ts"
-import { displayPrefix, generateSecret, hashSecret, isWellFormed } from "../../src/auth/Secrets.ts"
+import { generateSecret, hashSecret, isWellFormed } from "../../src/auth/Secrets.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { IdentityRepo } from "../../src/identity/IdentityRepo.ts"
+import { seedToken } from "./seedToken.ts"
 import { makeId } from "../../src/lib/Ids.ts"
 import { CredentialsWorkers } from "../../src/runtime/Workers.ts"
 
@@ -34,24 +35,6 @@ const quietAll = { ...quietPoll, flushInterval: "1 day" } as const
 /** The cache with its workers (revocation poll, lastUsedAt flush), as `herald serve` runs it. */
 const withWorkers = (opts: CredentialsOptions) => CredentialsWorkers.pipe(Layer.provideMerge(Credentials.layerWith(opts)))
 
-/** A person and a token written straight through the repo; the token expires at `expiresAt`. */
-const seedToken = (expiresAt: string | null) =>
-  Effect.gen(function*() {
-    const repo = yield* IdentityRepo
-    const userId = yield* makeId("usr")
-    yield* repo.insertUser({ id: userId, email: `${userId}@example.test`, name: "seed" }).pipe(Effect.orDie)
-    const secret = generateSecret("hld")
-    const token = yield* repo.insertToken({
-      id: yield* makeId("tok"),
-      userId,
-      name: "seeded",
-      prefix: displayPrefix(secret),
-      tokenHash: hashSecret(secret),
-      scopes: ["devices:read"],
-      expiresAt
-    })
-    return { userId, secret, token }
-  })
 
 /**
  * An OAuth grant (an api_tokens row of kind `oauth`) and `count` access tokens
@@ -59,7 +42,7 @@ const seedToken = (expiresAt: string | null) =>
  */
 const seedGrant = (count: number, accessExpiresAt: string) =>
   Effect.gen(function*() {
-    const { userId, token } = yield* seedToken(null)
+    const { userId, token } = yield* seedToken()
     const sql = yield* SqlClient.SqlClient
     const clientId = yield* makeId("ocl")
     yield* sql`INSERT INTO oauth_clients (id, name) VALUES (${clientId}, 'Remote Tool')`
@@ -109,7 +92,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
       // keep their schedules because the clock only moves forward in steps.
       const start = yield* Clock.currentTimeMillis
       const expiresAt = new Date(start + 3_600_000).toISOString()
-      const { secret } = yield* seedToken(expiresAt)
+      const { secret } = yield* seedToken({ expiresAt })
       const credentials = yield* Credentials
       const ok = yield* credentials.authenticateToken(secret)
       assert.strictEqual(ok.expiresAt, expiresAt)
@@ -123,7 +106,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
 
   it.effect("a revocation made elsewhere is seen at the next poll", () =>
     Effect.gen(function*() {
-      const { secret, token } = yield* seedToken(null)
+      const { secret, token } = yield* seedToken()
       const credentials = yield* Credentials
       yield* credentials.authenticateToken(secret)
       const sql = yield* SqlClient.SqlClient
@@ -144,7 +127,7 @@ layer(DbLayer, { excludeTestServices: true, timeout: "120 seconds" })("Credentia
     Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis
       const at = (seconds: number) => new Date(start + seconds * 1000).toISOString()
-      const { secret, token } = yield* seedToken(null)
+      const { secret, token } = yield* seedToken()
       const credentials = yield* Credentials
       const first = yield* credentials.authenticateToken(secret)
       assert.strictEqual(first.lastUsedAt, at(0))

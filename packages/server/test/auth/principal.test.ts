@@ -12,10 +12,9 @@ import { SqlClient } from "effect/sql"
 import { TestSqlLayer } from "../../../../test/support/database.ts"
 import { makeBearerGate, OverRateLimit } from "../../src/auth/BearerGate.ts"
 import { Credentials } from "../../src/auth/Credentials.ts"
-import { displayPrefix, generateSecret, hashSecret } from "../../src/auth/Secrets.ts"
+import { generateSecret } from "../../src/auth/Secrets.ts"
 import { Identity } from "../../src/identity/Identity.ts"
-import { IdentityRepo } from "../../src/identity/IdentityRepo.ts"
-import { makeId } from "../../src/lib/Ids.ts"
+import { seedToken } from "./seedToken.ts"
 import { NotificationsLayer } from "../../src/notifications/layer.ts"
 import { Notifications } from "../../src/notifications/Notifications.ts"
 import { PlatformLayer } from "../../src/runtime/Platform.ts"
@@ -26,24 +25,6 @@ const TestLayer = NotificationsLayer.pipe(Layer.provideMerge(PlatformLayer), Lay
 
 const oneRequest = Effect.succeed({ units: { requests: 1, sends: 0 } })
 
-/** A person and a token written straight through the repo. */
-const seedToken = (name: string) =>
-  Effect.gen(function*() {
-    const repo = yield* IdentityRepo
-    const userId = yield* makeId("usr")
-    yield* repo.insertUser({ id: userId, email: `${userId}@example.test`, name: "seed" }).pipe(Effect.orDie)
-    const secret = generateSecret("hld")
-    const token = yield* repo.insertToken({
-      id: yield* makeId("tok"),
-      userId,
-      name,
-      prefix: displayPrefix(secret),
-      tokenHash: hashSecret(secret),
-      scopes: ["notifications:send", "devices:read"],
-      expiresAt: null
-    })
-    return { userId, secret, token }
-  })
 
 /** The gate over a `Credentials` built apart from the platform's: its cache is not theirs. */
 const separateGate = Effect.gen(function*() {
@@ -54,7 +35,7 @@ const separateGate = Effect.gen(function*() {
 layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })("the principal carries the token", (it) => {
   it.effect("with the platform's credential cache cold, a notification's source and the token status name the token", () =>
     Effect.gen(function*() {
-      const { secret, token, userId } = yield* seedToken("deploy-bot")
+      const { secret, token, userId } = yield* seedToken({ name: "deploy-bot", scopes: ["notifications:send", "devices:read"] })
       const gate = yield* separateGate
       const { agent } = yield* gate.pass(secret, ["notifications:send"], oneRequest)
       assert.deepStrictEqual(
@@ -82,7 +63,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })("the pri
 
   it.effect("the gate refuses in order: the bearer, then the scopes, then the rate limit, reading the demand only once let in", () =>
     Effect.gen(function*() {
-      const { secret } = yield* seedToken("ordered")
+      const { secret } = yield* seedToken({ name: "ordered", scopes: ["notifications:send", "devices:read"] })
       const gate = yield* separateGate
       let demanded = 0
       const counted = Effect.sync(() => {

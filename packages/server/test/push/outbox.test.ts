@@ -7,17 +7,16 @@ import { assert, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
-import { alertMessage, quietAlert } from "../../src/push/Alerts.ts"
+import { quietAlert } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import { QuietGate } from "../../src/quiet/QuietGate.ts"
-import type { NewPush } from "../../src/push/Outbox.ts"
 import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { Retry } from "../../src/push/PushMessage.ts"
 import type { Provider } from "../../src/push/PushMessage.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { OutboxWorkers } from "../../src/runtime/Workers.ts"
-import { deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
+import { alertPush as push, deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 
 const TestConfig = Layer.succeed(OutboxConfig, {
@@ -38,23 +37,6 @@ const TestLayer = OutboxWorkers.pipe(
   Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
   Layer.provideMerge(TestDatabase)
 )
-
-const push = (deviceId: string, itemId = uniqueId("anot")): NewPush => ({
-  userId: "usr_test",
-  deviceId,
-  origin: "notification",
-  itemId,
-  purpose: "alert",
-  message: alertMessage({
-    ref: `notification:${itemId}`,
-    collapseId: itemId,
-    title: "Build finished",
-    body: "All green",
-    url: null,
-    imageUrl: null,
-    threadId: null
-  })
-})
 
 const device = (token: string, platform: "ios" | "android" = "ios") =>
   Effect.gen(function*() {

@@ -7,14 +7,12 @@ import { assert, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
-import { alertMessage } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
-import type { NewPush } from "../../src/push/Outbox.ts"
 import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { QuietGate } from "../../src/quiet/QuietGate.ts"
-import { insertDevice, TestDatabase, uniqueId } from "./support.ts"
+import { alertPush as push, insertDevice, TestDatabase, uniqueId } from "./support.ts"
 
 const TestConfig = Layer.succeed(OutboxConfig, {
   concurrency: 8,
@@ -34,25 +32,6 @@ const TestLayer = Outbox.layerNoDeps.pipe(
   Layer.provideMerge(TestDatabase)
 )
 
-const push = (deviceId: string): NewPush => {
-  const itemId = uniqueId("anot")
-  return {
-    userId: "usr_test",
-    deviceId,
-    origin: "notification",
-    itemId,
-    purpose: "alert",
-    message: alertMessage({
-      ref: `notification:${itemId}`,
-      collapseId: itemId,
-      title: "Build finished",
-      body: "All green",
-      url: null,
-      imageUrl: null,
-      threadId: null
-    })
-  }
-}
 
 const phone = Effect.gen(function*() {
   const id = uniqueId("dev")

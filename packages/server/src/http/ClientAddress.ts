@@ -91,21 +91,28 @@ const isTrusted = (trusted: BlockList, address: string): boolean => {
 }
 
 /**
- * The key of a request's client: `peer` is the socket's remote address,
- * `forwardedFor` the `X-Forwarded-For` header (Node joins repeated ones with
- * commas), `trusted` the operator's proxies (undefined: none).
+ * The address of a request's client, as written (the audit log's `ip`):
+ * `peer` is the socket's remote address, `forwardedFor` the
+ * `X-Forwarded-For` header (Node joins repeated ones with commas), `trusted`
+ * the operator's proxies (undefined: none). The peer unless it is a trusted
+ * proxy; then the right-most forwarded entry that is not itself trusted (an
+ * entry that is not an address: the peer).
  */
-export const clientKey = (peer: string | undefined, forwardedFor: string | undefined, trusted: BlockList | undefined): string => {
+export const clientAddress = (peer: string | undefined, forwardedFor: string | undefined, trusted: BlockList | undefined): string | undefined => {
   const peerAddress = peer === undefined ? undefined : bare(peer)
-  const own = peerAddress === undefined ? "unknown" : addressKey(peerAddress) ?? "unknown"
-  if (trusted === undefined || forwardedFor === undefined || peerAddress === undefined || !isTrusted(trusted, peerAddress)) return own
+  if (trusted === undefined || forwardedFor === undefined || peerAddress === undefined || !isTrusted(trusted, peerAddress)) return peerAddress
   const hops = forwardedFor.split(",")
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = bare(hops[i]!)
-    const key = addressKey(hop)
-    if (key === undefined) return own
+    if (addressKey(hop) === undefined) return peerAddress
     // The left-most entry is the client even when it is a trusted address itself (every hop trusted).
-    if (i === 0 || !isTrusted(trusted, hop)) return key
+    if (i === 0 || !isTrusted(trusted, hop)) return hop
   }
-  return own
+  return peerAddress
+}
+
+/** The key of a request's client (`clientAddress`'s address as `addressKey` counts it). */
+export const clientKey = (peer: string | undefined, forwardedFor: string | undefined, trusted: BlockList | undefined): string => {
+  const address = clientAddress(peer, forwardedFor, trusted)
+  return address === undefined ? "unknown" : addressKey(address) ?? "unknown"
 }

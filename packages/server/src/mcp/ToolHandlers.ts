@@ -6,6 +6,7 @@
  * a tool refuses exactly what the route refuses, with the same
  * `VALIDATION_FAILED` issues.
  */
+import { AddressThrottle } from "../http/AddressThrottle.ts"
 import { CurrentAgent, InteractionCreated, StartActivityRequest, UpdateActivityRequest, ValidationFailed } from "@herald/api"
 import type { Interaction } from "@herald/api"
 import { Effect, Schema, SchemaIssue } from "effect"
@@ -64,6 +65,7 @@ export const ToolHandlersLayer = HeraldTools.toLayer(Effect.gen(function*() {
   const activities = yield* LiveActivities
   const pages = yield* Pages
   const inbox = yield* Inbox
+  const throttle = yield* AddressThrottle
   return HeraldTools.of({
     notify: (params) => Effect.flatMap(CurrentAgent, (agent) => notifications.send(agent, params)),
 
@@ -109,7 +111,7 @@ export const ToolHandlersLayer = HeraldTools.toLayer(Effect.gen(function*() {
     page: ({ groupId, ...input }) =>
       Effect.gen(function*() {
         const agent = yield* CurrentAgent
-        const actor = yield* agentActor
+        const actor = yield* Effect.provideService(agentActor, AddressThrottle, throttle)
         const outcome = yield* pages.create(agent, actor, groupId, input, undefined)
         return { page: outcome.page, deduplicated: outcome.deduplicated }
       }),

@@ -14,6 +14,8 @@ import { CurrentAgent, CurrentPerson } from "@herald/api"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { AddressThrottle } from "../http/AddressThrottle.ts"
+import { clientAddress } from "../http/ClientAddress.ts"
 import { headerText } from "../http/HeaderText.ts"
 import { makeId } from "../lib/Ids.ts"
 
@@ -34,24 +36,28 @@ export interface AuditChange {
   readonly metadata?: Record<string, unknown> | null
 }
 
-const requestOrigin = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
-  Option.match(request, {
-    onNone: () => ({ ip: null, userAgent: null }),
-    onSome: (r) => ({
-      ip: Option.getOrNull(r.remoteAddress),
-      // Bounded: the header is the caller's to choose. As sent: UTF-8, not Node's Latin-1 reading of it.
-      userAgent: typeof r.headers["user-agent"] === "string" ? headerText(r.headers["user-agent"], 512) : null
-    })
-  }))
+/** The request's client address (behind a trusted proxy, the client it forwards for: http/ClientAddress.ts) and user agent. */
+const requestOrigin = Effect.gen(function*() {
+  const request = yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest)
+  if (Option.isNone(request)) return { ip: null, userAgent: null }
+  const r = request.value
+  const { trusted } = yield* AddressThrottle
+  const forwarded = r.headers["x-forwarded-for"]
+  return {
+    ip: clientAddress(Option.getOrUndefined(r.peerAddress), typeof forwarded === "string" ? forwarded : undefined, trusted) ?? null,
+    // Bounded: the header is the caller's to choose. As sent: UTF-8, not Node's Latin-1 reading of it.
+    userAgent: typeof r.headers["user-agent"] === "string" ? headerText(r.headers["user-agent"], 512) : null
+  }
+})
 
 /** The actor of an Agent API request: the token's account and the token. */
-export const agentActor: Effect.Effect<AuditActor, never, CurrentAgent> = Effect.gen(function*() {
+export const agentActor: Effect.Effect<AuditActor, never, CurrentAgent | AddressThrottle> = Effect.gen(function*() {
   const agent = yield* CurrentAgent
   return { userId: agent.userId, tokenId: agent.tokenId, ...(yield* requestOrigin) }
 })
 
 /** The actor of a Person API request: the signed-in person (no token). */
-export const personActor: Effect.Effect<AuditActor, never, CurrentPerson> = Effect.gen(function*() {
+export const personActor: Effect.Effect<AuditActor, never, CurrentPerson | AddressThrottle> = Effect.gen(function*() {
   const person = yield* CurrentPerson
   return { userId: person.userId, tokenId: null, ...(yield* requestOrigin) }
 })

@@ -18,6 +18,7 @@ import * as path from "node:path"
 import { fixed, seconds, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
 import { atExit, freePort, psql, stop, track } from "./support.ts"
+import { benchTypedCommands } from "./typedCommands.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const entry = path.join(root, "apps/herald/src/main.ts")
@@ -99,6 +100,8 @@ export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<Summ
   const npmHelp = npm === undefined ? undefined : await timeCommand([npm, "run", "--silent", "herald", "--", "--help"], baseEnv())
 
   const floor = effectImport === undefined ? "—" : `import("effect") ${seconds(effectImport)}`
+  // The same as people type them, beside the entry points (typedCommands.ts).
+  const typed = await benchTypedCommands(floor)
   const under = (ms: number | undefined, limit: number) => ms !== undefined && ms < limit
   console.log(`\nstart-up — spawn of \`herald serve\` → first 200 on /readyz; commands timed to their exit\n`)
   const ms = (n: number | undefined) => (n === undefined ? "failed" : `${fixed(n)} ms`)
@@ -113,6 +116,7 @@ export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<Summ
     summaryRow({ what: "herald --help", herald: seconds(help), floor, target: "< 2 s", met: under(help, 2000) }),
     ...(npmHelp === undefined ? [] : [
       summaryRow({ what: "… through npm (npm run herald -- --help)", herald: seconds(npmHelp), floor, target: "(information)", met: undefined })
-    ])
+    ]),
+    ...typed
   ]
 }

@@ -4,39 +4,21 @@
  * tokens, and claims a crashed process left behind (never sent again).
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Fiber, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
 import { quietAlert } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
-import { QuietGate } from "../../src/quiet/QuietGate.ts"
-import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { Retry } from "../../src/push/PushMessage.ts"
 import type { Provider } from "../../src/push/PushMessage.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { OutboxWorkers } from "../../src/runtime/Workers.ts"
-import { alertPush as push, deviceActive, insertDevice, TestDatabase, uniqueId } from "./support.ts"
+import { alertPush as push, outboxLayer } from "./outboxSupport.ts"
+import { deviceActive, insertDevice, uniqueId } from "./support.ts"
 import { eventually } from "../../../../test/support/eventually.ts"
 
-const TestConfig = Layer.succeed(OutboxConfig, {
-  concurrency: 8,
-  batchSize: 10,
-  maxAttempts: 3,
-  pollInterval: Duration.millis(50),
-  requestWait: Duration.seconds(5),
-  staleClaim: Duration.seconds(1),
-  paused: false
-})
-
 // The outbox with its workers (drain, heartbeat), as `herald serve` runs it.
-const TestLayer = OutboxWorkers.pipe(
-  Layer.provideMerge(Outbox.layerNoDeps),
-  Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
-  Layer.provideMerge(SandboxRepo.layer),
-  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
-  Layer.provideMerge(TestDatabase)
-)
+const TestLayer = OutboxWorkers.pipe(Layer.provideMerge(outboxLayer({ staleClaim: Duration.seconds(1) })))
 
 const device = (token: string, platform: "ios" | "android" = "ios") =>
   Effect.gen(function*() {
@@ -227,10 +209,7 @@ const held: Provider = {
 }
 
 const HeldLayer = OutboxWorkers.pipe(
-  Layer.provideMerge(Outbox.layerNoDeps),
-  Layer.provideMerge(PushGateway.layerFromRoutes({ ios: held, android: held })),
-  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
-  Layer.provideMerge(TestDatabase)
+  Layer.provideMerge(outboxLayer({ staleClaim: Duration.seconds(1) }, PushGateway.layerFromRoutes({ ios: held, android: held })))
 )
 
 layer(HeldLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox, a device removed mid-send", (it) => {

@@ -4,33 +4,15 @@
  * under its receipt id, and sends the rest, by the worker and by a request.
  */
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Logger } from "effect"
+import { Effect, Logger } from "effect"
 import { SqlClient } from "effect/sql"
-import { OutboxConfig } from "../../src/config/OutboxConfig.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
-import { OutboxRepo } from "../../src/push/OutboxRepo.ts"
-import { PushGateway } from "../../src/push/PushGateway.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
-import { QuietGate } from "../../src/quiet/QuietGate.ts"
-import { alertPush as push, insertDevice, TestDatabase, uniqueId } from "./support.ts"
-
-const TestConfig = Layer.succeed(OutboxConfig, {
-  concurrency: 8,
-  batchSize: 10,
-  maxAttempts: 3,
-  pollInterval: Duration.millis(50),
-  requestWait: Duration.seconds(5),
-  staleClaim: Duration.seconds(30),
-  paused: false
-})
+import { alertPush as push, outboxLayer } from "./outboxSupport.ts"
+import { insertDevice, uniqueId } from "./support.ts"
 
 // No workers: each test runs the drain itself, so nothing else claims its rows.
-const TestLayer = Outbox.layerNoDeps.pipe(
-  Layer.provideMerge(PushGateway.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))),
-  Layer.provideMerge(SandboxRepo.layer),
-  Layer.provide([TestConfig, OutboxRepo.layer, QuietGate.layer]),
-  Layer.provideMerge(TestDatabase)
-)
+const TestLayer = outboxLayer()
 
 
 const phone = Effect.gen(function*() {

@@ -13,8 +13,6 @@ import * as fs from "node:fs"
 import * as http2 from "node:http2"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
-import { alertMessage } from "../../src/push/Alerts.ts"
-import type { NewPush } from "../../src/push/Outbox.ts"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as tls from "node:tls"
@@ -383,22 +381,4 @@ export const fcmError = (code: number, status: string, errorCode: string, messag
       ...extraDetails
     ]
   }
-})
-
-/** A "Build finished" alert for `deviceId`, as a notification would queue it. */
-export const alertPush = (deviceId: string, itemId = uniqueId("anot")): NewPush => ({
-  userId: "usr_test",
-  deviceId,
-  origin: "notification",
-  itemId,
-  purpose: "alert",
-  message: alertMessage({
-    ref: `notification:${itemId}`,
-    collapseId: itemId,
-    title: "Build finished",
-    body: "All green",
-    url: null,
-    imageUrl: null,
-    threadId: null
-  })
 })

@@ -20,7 +20,7 @@ import { childDatabase } from "./database.ts"
 import { cliPerson } from "./familyOncall.ts"
 import { freePort, heraldArgs } from "./process.ts"
 import { within as pollWithin } from "./serverClients.ts"
-import { moveDeadline } from "./prompts.ts"
+import { moveDeadline, withdrawReceipts } from "./prompts.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -204,12 +204,17 @@ export const balanced = (cluster: Cluster) =>
 /** Sleeps until the wall-clock moment `at` (ms since the epoch): for an act scheduled against due times. */
 export const sleepUntil = (at: number) => Effect.suspend(() => Effect.sleep(Duration.millis(Math.max(0, at - Date.now()))))
 
+/** Runs `self` on the cluster's database (a pool of its own). */
+const inDatabase = (cluster: Cluster) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  self.pipe(Effect.provide(postgresLayer(Redacted.make(cluster.databaseUrl), 2)), Effect.orDie)
+
 /**
  * Moves pending prompts' deadlines (their rows and stored expiry timers) to the given moments, as if they had
  * been created so: the API's shortest expiry is a minute.
  */
 export const moveDeadlines = (cluster: Cluster, deadlines: ReadonlyArray<{ readonly id: string; readonly at: number }>) =>
-  Effect.forEach(deadlines, ({ at, id }) => moveDeadline(id, at), { discard: true }).pipe(
-    Effect.provide(postgresLayer(Redacted.make(cluster.databaseUrl), 2)),
-    Effect.orDie
-  )
+  Effect.forEach(deadlines, ({ at, id }) => moveDeadline(id, at), { discard: true }).pipe(inDatabase(cluster))
+
+/** The prompts' withdrawal receipts, read from the cluster's database (test/support/prompts.ts). */
+export const promptWithdrawals = (cluster: Cluster, ids: ReadonlyArray<string>) => withdrawReceipts(ids).pipe(inDatabase(cluster))
+

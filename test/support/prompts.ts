@@ -45,6 +45,15 @@ export const moveDeadline = (id: string, atMillis: number) =>
     ])).pipe(Effect.orDie)
 
 /**
+ * The withdrawal receipts of each prompt (purpose `withdraw`): one per device per expiry or answer
+ * that ran, with how often each was claimed (a claim whose node died is claimed again: outbox/OutboxRepo.ts).
+ */
+export const withdrawReceipts = (ids: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ itemId: string; attempts: number }>`
+      SELECT item_id, attempts FROM push_receipts WHERE purpose = 'withdraw' AND item_id = ANY(${ids}::text[])`).pipe(Effect.orDie)
+
+/**
  * Makes a prompt's waiting reminder timer (`Remind`, key `remind:<n>`; any waiting one when no key
  * is given) due now, as the passage of `everySeconds` would; answers how many timers it moved. One
  * is stored at a time, but one a killed process ran without recording its end waits too (for its

@@ -17,7 +17,7 @@ export interface OutboxConfigShape {
   readonly pollInterval: Duration.Duration
   /** How long a request waits for its own pushes before answering with what was accepted so far. */
   readonly requestWait: Duration.Duration
-  /** A claim older than this belongs to a process that died mid-send: its receipt becomes `unknown`. */
+  /** A claim older than this, of a node silent as long, belongs to a process that died mid-send (OutboxRepo.expireStaleClaims). */
   readonly staleClaim: Duration.Duration
   readonly paused: boolean
 }
@@ -27,6 +27,13 @@ export const outboxVariables = {
     default: 64,
     min: 1,
     description: "Push provider requests in flight at once on this node."
+  }),
+  staleClaimSeconds: Env.integer("HERALD_PUSH_STALE_CLAIM_SECONDS", {
+    default: 120,
+    min: 2,
+    max: 3600,
+    description:
+      "How long a node may be silent (no heartbeat) before its claimed pushes are settled: an alert it was sending becomes `unknown` (never sent twice), a withdrawal is sent again. Nodes heartbeat every quarter of it."
   }),
   paused: Env.boolean("HERALD_PUSH_PAUSED", {
     default: false,
@@ -41,7 +48,7 @@ export const outboxConfig: Config.Config<OutboxConfigShape> = Env.configOf(outbo
   maxAttempts: 8,
   pollInterval: Duration.millis(500),
   requestWait: Duration.seconds(5),
-  staleClaim: Duration.minutes(2),
+  staleClaim: Duration.seconds(c.staleClaimSeconds),
   paused: c.paused
 })))
 

@@ -86,7 +86,7 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
   readonly claimDue: (limit: number, node: string) => Effect.Effect<Claim>
   /** Records answers on the rows `node` still holds; a retry whose device is gone ends as `DeviceRemoved`. */
   readonly record: (results: ReadonlyArray<Result>, node: string) => Effect.Effect<void>
-  /** Claims older than `staleSeconds` of nodes silent that long become `unknown` (never sent again). */
+  /** Claims older than `staleSeconds` of nodes silent that long: an alert's becomes `unknown` (never sent again), a withdrawal's is sent again. */
   readonly expireStaleClaims: (staleSeconds: number) => Effect.Effect<void>
   /** Pending receipts of devices removed meanwhile end as `DeviceRemoved`. */
   readonly settleOrphans: Effect.Effect<void>
@@ -194,16 +194,30 @@ export class OutboxRepo extends Context.Service<OutboxRepo, {
         UPDATE push_queue q SET claimed_by = NULL, claimed_at = NULL, due_at = u.next_attempt_at
         FROM u WHERE q.receipt_id = u.id AND u.status = 'pending'`.pipe(Effect.asVoid, Effect.orDie)
 
-    // Claims live in the queue, so finding the stale ones never reads the history.
+    // A dead node's claim may have reached its provider. An alert seen twice is the harm, so it
+    // ends `unknown` and is never sent again; a withdrawal removes what may already be gone, so it
+    // is sent again (else the expired prompt's alert stays on the lock screen). Claims live in the
+    // queue: finding the stale ones reads the history only for their own receipts.
     const expireStaleClaims = (staleSeconds: number) => sql`
       WITH s AS (
-        DELETE FROM push_queue
-        WHERE claimed_by IS NOT NULL AND claimed_at < now() - make_interval(secs => ${staleSeconds})
-          AND claimed_by NOT IN (
+        SELECT q.receipt_id, r.purpose = 'withdraw' AS resend
+        FROM push_queue q JOIN push_receipts r ON r.id = q.receipt_id
+        WHERE q.claimed_by IS NOT NULL AND q.claimed_at < now() - make_interval(secs => ${staleSeconds})
+          AND q.claimed_by NOT IN (
             SELECT node FROM outbox_nodes WHERE seen_at > now() - make_interval(secs => ${staleSeconds}))
-        RETURNING receipt_id)
+        FOR UPDATE OF q SKIP LOCKED),
+      dropped AS (
+        DELETE FROM push_queue q USING s WHERE q.receipt_id = s.receipt_id AND NOT s.resend
+        RETURNING q.receipt_id),
+      released AS (
+        UPDATE push_queue q SET claimed_by = NULL, claimed_at = NULL, due_at = now()
+        FROM s WHERE q.receipt_id = s.receipt_id AND s.resend
+        RETURNING q.receipt_id),
+      again AS (
+        UPDATE push_receipts r SET status = 'pending', claimed_at = NULL, claimed_by = NULL
+        FROM released WHERE r.id = released.receipt_id AND r.status = 'sending')
       UPDATE push_receipts r SET status = 'unknown', checked_at = now(), claimed_at = NULL
-      FROM s WHERE r.id = s.receipt_id AND r.status = 'sending'`.pipe(
+      FROM dropped WHERE r.id = dropped.receipt_id AND r.status = 'sending'`.pipe(
       Effect.asVoid,
       Effect.orDie
     )

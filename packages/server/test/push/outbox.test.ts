@@ -1,12 +1,13 @@
 /**
  * The durable push outbox on a real database with the sandbox provider:
  * request-path sends, the background worker, retries to a final error, dead
- * tokens, and claims a crashed process left behind (never sent again).
+ * tokens, and claims a crashed process left behind (an alert never sent again, a
+ * withdrawal sent again).
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { quietAlert } from "../../src/push/Alerts.ts"
+import { quietAlert, withdrawMessage } from "../../src/push/Alerts.ts"
 import { Outbox } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { Retry } from "../../src/push/PushMessage.ts"
@@ -158,6 +159,28 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
       }).pipe(sql.withTransaction)
       yield* eventually(receipt(id!), (r) => r.status === "unknown")
       assert.strictEqual((yield* deliveries(phone)).length, 0)
+    }))
+
+  it.effect("a withdrawal a crashed process was sending is sent again, once", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* Outbox
+      const phone = yield* device("phone-")
+      const itemId = uniqueId("int")
+      const [id] = yield* Effect.gen(function*() {
+        const ids = yield* outbox.enqueue([{ ...push(phone, itemId), purpose: "withdraw", message: withdrawMessage(itemId) }])
+        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
+                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
+        yield* sql`UPDATE push_queue SET claimed_by = 'rcp_gone', claimed_at = now() - interval '5 seconds'
+                   WHERE receipt_id = ${ids[0]!}`
+        return ids
+      }).pipe(sql.withTransaction)
+      const row = yield* eventually(receipt(id!), (r) => r.status === "accepted")
+      assert.strictEqual(row.attempts, 2)
+      const sent = yield* deliveries(phone)
+      assert.deepStrictEqual(sent.map((d) => (d.payload as { herald?: { withdraw?: string } }).herald?.withdraw), [itemId])
+      const [queued] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM push_queue WHERE receipt_id = ${id!}`
+      assert.strictEqual(queued!.n, 0)
     }))
 
   it.effect("a live node's claim is never given up, however long its provider takes", () =>

@@ -1,28 +1,39 @@
 /**
  * `herald admin …`: operator commands. Each prints exactly one JSON object on
  * stdout (logs go to stderr), so scripts can pipe it into `jq`. What they run
- * is in adminActions.ts, loaded when one runs: `--help` and the other commands
- * start without the server's modules.
+ * is in adminPeople.ts (people and sessions) and adminActions.ts (the rest),
+ * loaded when one runs: `--help` and the other commands start without the
+ * server's modules, and `user create` without the other commands' services.
  */
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 
 type Actions = typeof import("./adminActions.ts")
+type People = typeof import("./adminPeople.ts")
 
-/** Runs one of adminActions.ts, loaded now, with links built on the server's URL (database.ts). */
-const act = <A, E, R>(f: (run: Actions) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.promise(() => import("./adminActions.ts")), (run) => run.withServerUrl(f(run)))
+/** Runs a command of the module `load` loads now, with links built on the server's URL (database.ts). */
+const runFrom = <M, A, E, R>(load: () => Promise<M>, f: (module: M) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.promise(() => Promise.all([load(), import("./database.ts")])),
+    ([module, database]) => database.withServerUrl(f(module))
+  )
+
+/** One of adminActions.ts. */
+const act = <A, E, R>(f: (run: Actions) => Effect.Effect<A, E, R>) => runFrom(() => import("./adminActions.ts"), f)
+
+/** `user create` or `session create`: adminPeople.ts, Identity alone. */
+const person = <A, E, R>(f: (run: People) => Effect.Effect<A, E, R>) => runFrom(() => import("./adminPeople.ts"), f)
 
 const userCreate = Command.make("create", {
   email: Flag.String("email").pipe(Flag.withDescription("The person's email address (unique)")),
   name: Flag.String("name").pipe(Flag.withDescription("The person's display name"))
-}, ({ email, name }) => act((run) => run.userCreate({ email, name }))).pipe(
+}, ({ email, name }) => person((run) => run.userCreate({ email, name }))).pipe(
   Command.withDescription("Create a person; prints {\"id\",\"email\",\"name\"}")
 )
 
 const sessionCreate = Command.make("create", {
   user: Flag.String("user").pipe(Flag.withDescription("The person's email address or id"))
-}, ({ user }) => act((run) => run.sessionCreate(user))).pipe(
+}, ({ user }) => person((run) => run.sessionCreate(user))).pipe(
   Command.withDescription("Create a Person API session for a person; prints {\"token\",\"userId\"}")
 )
 

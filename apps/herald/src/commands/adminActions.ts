@@ -1,7 +1,8 @@
 /**
  * What the `herald admin …` commands run (admin.ts holds their flags and help
- * and imports this module only when one runs). Each prints exactly one JSON
- * object on stdout (logs go to stderr), so scripts can pipe it into `jq`.
+ * and imports this module only when one runs), but `user create` and `session
+ * create`: those are in adminPeople.ts, which loads Identity alone. Each prints
+ * exactly one JSON object on stdout (logs go to stderr), so scripts can pipe it into `jq`.
  */
 import { Console, Effect, Layer } from "effect"
 import { Identity } from "@herald/server/identity/Identity"
@@ -13,22 +14,7 @@ import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
 import { CliDatabase } from "./database.ts"
 
-export { withServerUrl } from "./database.ts"
-
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
-
-const withIdentity = <A, E>(f: (identity: Identity["Service"]) => Effect.Effect<A, E>) =>
-  Effect.flatMap(Identity, f).pipe(Effect.provide(Identity.layer), Effect.provide(CliDatabase))
-
-export const userCreate = (input: { readonly email: string; readonly name: string }) =>
-  withIdentity((identity) => identity.createUser(input)).pipe(
-    Effect.flatMap((person) => printJson({ id: person.id, email: person.email, name: person.name }))
-  )
-
-export const sessionCreate = (user: string) =>
-  withIdentity((identity) => identity.createSession(user)).pipe(
-    Effect.flatMap((session) => printJson({ token: session.token, userId: session.userId }))
-  )
 
 /** A one-time browser sign-in link (oauth/SignInLinks.ts), built on the public URL as the server computes it. */
 export const sessionLink = (user: string, next: string | undefined) =>

@@ -5,7 +5,6 @@
  * process, closed with the layer; every send is bounded in time.
  */
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
-import { createTransport } from "nodemailer"
 import { AppConfig } from "../config/AppConfig.ts"
 import { SignInConfig } from "../config/SignInConfig.ts"
 
@@ -32,6 +31,8 @@ export class Mailer extends Context.Service<Mailer, {
     const from = Option.getOrElse(config.smtpFrom, () => `Herald <herald@${new URL(publicUrl).hostname}>`)
     if (Option.isNone(config.smtpUrl)) return Mailer.of({ send: Option.none(), from })
     const url = Redacted.value(config.smtpUrl.value)
+    // Loaded only when SMTP is set: a start without it skips nodemailer's modules.
+    const { createTransport } = yield* Effect.promise(() => import("nodemailer"))
     const transport = yield* Effect.acquireRelease(
       Effect.sync(() =>
         createTransport({

@@ -20,12 +20,6 @@ import {
 } from "@herald/api"
 import type { PasskeyCreationOptions, PasskeyRequestOptions, Person } from "@herald/api"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse
-} from "@simplewebauthn/server"
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Identity } from "../identity/Identity.ts"
@@ -35,6 +29,22 @@ import { BrowserSessions } from "./BrowserSessions.ts"
 import type { Opened } from "./BrowserSessions.ts"
 import { PasskeysRepo } from "./PasskeysRepo.ts"
 import { SignInRepo } from "./SignInRepo.ts"
+
+type WebAuthn = typeof import("@simplewebauthn/server")
+let library: Promise<WebAuthn> | undefined
+/**
+ * The library's function `name`, the library loaded at the first ceremony: with its ASN.1 and
+ * X.509 parsers it is about 250 modules, a fifth of a start's module loading, for a page few open.
+ */
+const lazily = <K extends "generateAuthenticationOptions" | "generateRegistrationOptions" | "verifyAuthenticationResponse" | "verifyRegistrationResponse">(
+  name: K
+): WebAuthn[K] =>
+  ((...args: ReadonlyArray<unknown>) =>
+    (library ??= import("@simplewebauthn/server")).then((lib) => (lib[name] as (...a: ReadonlyArray<unknown>) => unknown)(...args))) as WebAuthn[K]
+const generateAuthenticationOptions = lazily("generateAuthenticationOptions")
+const generateRegistrationOptions = lazily("generateRegistrationOptions")
+const verifyAuthenticationResponse = lazily("verifyAuthenticationResponse")
+const verifyRegistrationResponse = lazily("verifyRegistrationResponse")
 
 /** How long a ceremony may take, from the options to the answer. */
 export const CEREMONY_SECONDS = 5 * 60

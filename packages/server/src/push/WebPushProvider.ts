@@ -16,7 +16,7 @@
  * blaming the device (400 malformed, 401/403 our signature, 413 too large).
  */
 import { Clock, Duration, Effect } from "effect"
-import webpush from "web-push"
+import type webpush from "web-push"
 import { post } from "../webhooks/Outbound.ts"
 import type { OutboundPolicy } from "../webhooks/Outbound.ts"
 import { Accepted, parseRetryAfter, Rejected, Retry } from "./PushMessage.ts"
@@ -63,6 +63,10 @@ export const classifyWebPushAnswer = (
   return Rejected(reasons[status] ?? `HTTP ${status}`)
 }
 
+/** The library, loaded at the first push to a browser rather than at every start. */
+let loaded: Promise<typeof webpush> | undefined
+const library = Effect.promise(() => (loaded ??= import("web-push").then((m) => m.default)))
+
 /**
  * Signs and encrypts one push with web-push; fails with the library's reason
  * (a subscription whose keys cannot be used).
@@ -72,10 +76,11 @@ const requestDetails = (
   body: string,
   options: webpush.RequestOptions
 ) =>
-  Effect.try({
-    try: () => webpush.generateRequestDetails({ endpoint: target.token, keys: target.webPush }, body, options),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  })
+  Effect.flatMap(library, (lib) =>
+    Effect.try({
+      try: () => lib.generateRequestDetails({ endpoint: target.token, keys: target.webPush }, body, options),
+      catch: (error) => (error instanceof Error ? error.message : String(error))
+    }))
 
 export const makeWebPushProvider = (settings: WebPushSettings): Effect.Effect<Provider, never, WebPushKeys> =>
   Effect.gen(function*() {

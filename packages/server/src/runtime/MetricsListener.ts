@@ -14,6 +14,7 @@ import { MetricsConfig } from "../config/MetricsConfig.ts"
 import { answerClientErrors } from "../http/ClientErrors.ts"
 import { MetricsRoute } from "../http/Ops.ts"
 import { routerConfig } from "../http/Routes.ts"
+import { closePromptly } from "./PromptClose.ts"
 
 /** Where the metrics listener listens; none when `/metrics` is on the API listener. */
 export class MetricsListener extends Context.Service<MetricsListener, {
@@ -26,7 +27,7 @@ const NotFound = HttpRouter.add("*", "*", HttpServerResponse.jsonUnsafe({ error:
 /** A server with `/metrics` only. */
 const served = (options: { readonly port: number; readonly host: string }) =>
   HttpRouter.serve(Layer.merge(MetricsRoute, NotFound), { disableLogger: true, disableListenLog: true, routerConfig }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => answerClientErrors(createServer()), options))
+    Layer.provideMerge(NodeHttpServer.layer(() => closePromptly(answerClientErrors(createServer())), options))
   )
 
 /** Needs `MetricsConfig`; starts the second server only when a metrics port is set. */

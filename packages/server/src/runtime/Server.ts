@@ -37,6 +37,7 @@ import { NotificationsHandlers } from "../notifications/http.ts"
 import { BillingHandlers } from "../billing/http.ts"
 import { ErrorLoggingLayer } from "../observability/ErrorLogging.ts"
 import { MetricsListener, MetricsListenerLayer } from "./MetricsListener.ts"
+import { closePromptly } from "./PromptClose.ts"
 import { WorkersLayer } from "./Workers.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { BackgroundTraceLevel, OtlpLayer } from "../observability/Otlp.ts"
@@ -165,7 +166,7 @@ export const RoutesLayer = Layer.mergeAll(AgentRoutes, AppRoutes, HooksRoutes, O
 /** The HTTP server on a given port, for `serve` and in-process tests; paths match case-sensitively (http/Routes.ts). */
 export const httpServerLayer = (options: { readonly port: number; readonly host: string }) =>
   HttpRouter.serve(RoutesLayer, { disableLogger: true, disableListenLog: true, routerConfig }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 65_000 })), options)),
+    Layer.provideMerge(NodeHttpServer.layer(() => closePromptly(answerClientErrors(createServer({ keepAliveTimeout: 65_000 }))), options)),
     Layer.provide(ErrorLoggingLayer)
   )
 

@@ -5,7 +5,7 @@
  * (axe-core) at a phone's width and a desktop's.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import type { Page } from "playwright-core"
 import { cliJson } from "../support/process.ts"
 import { pageSettled, seriousViolations } from "./support/axe.ts"
@@ -30,6 +30,8 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("li
       const { origin, cliEnv } = yield* Harness
       const seeded = yield* sample
       for (const link of [seeded.inviteUrl, seeded.installUrl]) assert.strictEqual(new URL(link).origin, origin, link)
+      // The operator's sign-in link (`herald admin session link`, below) is made while the browser opens the others.
+      const linking = yield* Effect.forkChild(cliJson<{ url: string }>(["admin", "session", "link", "--user", seeded.person.email], cliEnv))
 
       // `/` signed out: the sign-in page.
       const stranger = yield* openTab()
@@ -58,7 +60,7 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("li
       })
 
       // The operator's sign-in link (`herald admin session link`) signs a browser in.
-      const link = yield* cliJson<{ url: string }>(["admin", "session", "link", "--user", seeded.person.email], cliEnv)
+      const link = yield* Fiber.join(linking)
       assert.strictEqual(new URL(link.url).origin, origin)
       const other = yield* openTab()
       yield* inTab(other, async (page) => {
@@ -111,29 +113,32 @@ layer(harnessLayer(), { timeout: "180 seconds", excludeTestServices: true })("li
       const report = (viewport: string, path: string, violations: ReadonlyArray<Violation>) => {
         for (const v of violations) found.push(`${viewport} ${path}: [${v.impact}] ${v.id} — ${v.help}\n    ${v.nodes.slice(0, 5).join("\n    ")}`)
       }
-      for (const [name, viewport] of [["phone", phone], ["desktop", desktop]] as const) {
-        const signedOut = yield* openTab({ viewport })
-        yield* inTab(signedOut, async (page) => {
-          await page.goto("/sign-in")
-          await pageSettled(page)
-          report(name, "/sign-in", await seriousViolations(page))
-        })
-        const tab = yield* signedInTab(seeded.person, { viewport })
-        // The strict Content-Security-Policy holds: nothing is asked of another origin, nothing is refused.
-        const elsewhere: Array<string> = []
-        tab.context.on("request", (request) => {
-          if (new URL(request.url()).origin !== origin) elsewhere.push(request.url())
-        })
-        yield* inTab(tab, async (page) => {
-          for (const path of paths) {
-            await page.goto(path)
+      // The two widths are two profiles that share nothing: they run side by side.
+      const atWidth = (name: string, viewport: typeof phone) =>
+        Effect.gen(function*() {
+          const signedOut = yield* openTab({ viewport })
+          yield* inTab(signedOut, async (page) => {
+            await page.goto("/sign-in")
             await pageSettled(page)
-            report(name, path, await seriousViolations(page))
-          }
+            report(name, "/sign-in", await seriousViolations(page))
+          })
+          const tab = yield* signedInTab(seeded.person, { viewport })
+          // The strict Content-Security-Policy holds: nothing is asked of another origin, nothing is refused.
+          const elsewhere: Array<string> = []
+          tab.context.on("request", (request) => {
+            if (new URL(request.url()).origin !== origin) elsewhere.push(request.url())
+          })
+          yield* inTab(tab, async (page) => {
+            for (const path of paths) {
+              await page.goto(path)
+              await pageSettled(page)
+              report(name, path, await seriousViolations(page))
+            }
+          })
+          assert.deepStrictEqual(elsewhere, [], `${name}: requests to another origin`)
+          assert.deepStrictEqual(tab.consoleErrors.filter((e) => e.includes("Content Security Policy")), [], `${name}: CSP refusals`)
         })
-        assert.deepStrictEqual(elsewhere, [], "requests to another origin")
-        assert.deepStrictEqual(tab.consoleErrors.filter((e) => e.includes("Content Security Policy")), [], "CSP refusals")
-      }
+      yield* Effect.all([atWidth("phone", phone), atWidth("desktop", desktop)], { concurrency: "unbounded", discard: true })
       assert.deepStrictEqual(found, [], `axe-core found serious or critical violations:\n${found.join("\n")}`)
     }))
 })

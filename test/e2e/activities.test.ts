@@ -9,7 +9,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { Duration, Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
+import { personOn } from "../support/serverClients.ts"
 
 const clients = (baseUrl: string, session: string, token: string) =>
   Effect.all({
@@ -24,14 +25,13 @@ describe("live activity queue across a restart", () => {
       // Routine updates at most every 3 s per device, so one is still queued at the crash.
       const env = { ...database, HERALD_ACTIVITY_UPDATE_INTERVAL_MS: "3000" }
       const first = yield* startServer(env)
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "ida@example.test", "--name", "Ida"], env)
-      const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-      const { app } = yield* clients(first.baseUrl, session.token, "unused")
+      const { session } = yield* personOn(env, { email: "ida@example.test", name: "Ida" })
+      const { app } = yield* clients(first.baseUrl, session, "unused")
       const token = yield* app.tokens.create({ payload: { name: "la", scopes: ["activities:write", "activities:read"] } })
       const iphone = yield* app.devices.register({ payload: { platform: "ios", pushToken: "la-ios", liveActivitiesCapable: true } })
       yield* app.devices.pushToStartToken({ params: { id: iphone.id }, payload: { token: "la-pts" } })
       const pixel = yield* app.devices.register({ payload: { platform: "android", pushToken: "la-android", liveActivitiesCapable: true } })
-      const { agent } = yield* clients(first.baseUrl, session.token, token.secret)
+      const { agent } = yield* clients(first.baseUrl, session, token.secret)
 
       const started = yield* agent.activities.start({ payload: { key: "deploy", props: { title: "Deploy", progress: 0 } } })
       assert.strictEqual(started.accepted, 2)
@@ -44,7 +44,7 @@ describe("live activity queue across a restart", () => {
       yield* first.kill
 
       const second = yield* startServer(env)
-      const after = yield* clients(second.baseUrl, session.token, token.secret)
+      const after = yield* clients(second.baseUrl, session, token.secret)
       const events = (deviceId: string) =>
         Effect.map(after.app.devices.deliveries({ params: { id: deviceId } }), (r) =>
           r.items.map((d) => {

@@ -55,22 +55,26 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
   it.effect("no answer within --timeout: prints timed out, exits 2 and cancels the prompt", () =>
     Effect.gen(function*() {
       const { agent, app } = yield* Gate
-      const result = yield* Fiber.join(yield* ask(["Nobody answers this", "--timeout", "1", "--json"]))
+      // Both wait out their second side by side.
+      const [result, plain] = yield* Effect.all([
+        Effect.flatMap(ask(["Nobody answers this", "--timeout", "1", "--json"]), Fiber.join),
+        Effect.flatMap(ask(["Nobody answers this either", "--timeout", "1"]), Fiber.join)
+      ], { concurrency: 2 })
       assert.strictEqual(result.code, 2)
       const interaction = JSON.parse(result.stdout) as { id: string; status: string }
       assert.strictEqual(interaction.status, "canceled")
       assert.strictEqual((yield* agent.interactions.get({ params: { id: interaction.id } })).status, "canceled")
       assert.isFalse((yield* app.interactions.list()).items.some((i) => i.id === interaction.id), "gone from the phone")
-
-      const plain = yield* Fiber.join(yield* ask(["Nobody answers this either", "--timeout", "1"]))
       assert.deepStrictEqual([plain.code, plain.stdout], [2, "timed out\n"])
     }))
 
   it.effect("--default-on-timeout allow exits 0 on a timeout, deny exits 1", () =>
     Effect.gen(function*() {
-      const allowed = yield* Fiber.join(yield* ask(["Allowed by default", "--timeout", "1", "--default-on-timeout", "allow"]))
+      const [allowed, denied] = yield* Effect.all([
+        Effect.flatMap(ask(["Allowed by default", "--timeout", "1", "--default-on-timeout", "allow"]), Fiber.join),
+        Effect.flatMap(ask(["Denied by default", "--timeout", "1", "--default-on-timeout", "deny"]), Fiber.join)
+      ], { concurrency: 2 })
       assert.deepStrictEqual([allowed.code, allowed.stdout], [0, "timed out\n"])
-      const denied = yield* Fiber.join(yield* ask(["Denied by default", "--timeout", "1", "--default-on-timeout", "deny"]))
       assert.deepStrictEqual([denied.code, denied.stdout], [1, "timed out\n"])
     }))
 

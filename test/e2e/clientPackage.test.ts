@@ -10,7 +10,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
+import { personOn } from "../support/serverClients.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const clientDir = path.join(root, "packages/client")
@@ -94,14 +95,13 @@ describe("@herald/client, packed", () => {
       const runtime = fs.readdirSync(installed, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"))
       assert.deepStrictEqual(runtime.filter((f) => /from\s*["']node:|require\(/.test(fs.readFileSync(path.join(installed, f), "utf8"))), [])
 
-      yield* cliJson(["admin", "user", "create", "--email", "outside@example.test", "--name", "Outside"], db.env)
-      const session = yield* cliJson<{ token: string; userId: string }>(["admin", "session", "create", "--user", "outside@example.test"], db.env)
+      const person = yield* personOn(db.env, { email: "outside@example.test", name: "Outside" })
 
       const node = yield* succeed("node --version", yield* run("node", ["--version"], dir, { PATH: systemPath }))
       assert.match(node.trim(), /^v20\./)
-      const out = yield* succeed("the program", yield* run("node", [path.join(dir, "out/program.js"), server.baseUrl, session.token], dir, { PATH: systemPath }))
+      const out = yield* succeed("the program", yield* run("node", [path.join(dir, "out/program.js"), server.baseUrl, person.session], dir, { PATH: systemPath }))
       const result = JSON.parse(out.trim()) as Record<string, unknown>
-      assert.strictEqual(result.me, session.userId)
+      assert.strictEqual(result.me, person.id)
       assert.match(String(result.notificationId), /^anot_/)
       assert.deepStrictEqual(result.tokens, ["outside"])
       assert.deepStrictEqual(result.missing, { code: "NOT_FOUND", status: 404, kind: "api" })

@@ -20,9 +20,9 @@ import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { agentClient, onDatabaseOf, personClient, pushesQueued, within } from "../support/serverClients.ts"
+import { agentClient, onDatabaseOf, personClient, personOn, pushesQueued, within } from "../support/serverClients.ts"
 
 
 
@@ -38,8 +38,7 @@ it.live("the dead-man's switch across kill -9: one silence alert, then one resum
     const onDatabase = onDatabaseOf(database)
 
     const first = yield* startServer(database)
-    const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "watch@example.test", "--name", "Wat"], database)
-    const { token: session } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], database)
+    const { session } = yield* personOn(database, { email: "watch@example.test", name: "Wat" })
     const app = (baseUrl: string) => personClient(baseUrl, session)
     const device = yield* (yield* app(first.baseUrl)).devices.register({
       payload: { platform: "ios", deviceName: "phone", pushToken: `watch-${Date.now()}` }

@@ -18,9 +18,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { linksOf, startMailbox } from "../../packages/server/test/email/mailbox.ts"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer, stopServer } from "../support/process.ts"
+import { startServer, stopServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { agentClient, onDatabaseOf, personClient, within } from "../support/serverClients.ts"
+import { agentClient, onDatabaseOf, personClient, personOn, within } from "../support/serverClients.ts"
 
 
 
@@ -43,8 +43,7 @@ it.live("the e-mail fallback across kill -9: mailed once after the restart, not 
 
     // 1. Verified, asked, killed while the fallback is pending.
     const first = yield* startServer(env)
-    const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "ada@example.test", "--name", "Ada"], env)
-    const { token: session } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
+    const { session } = yield* personOn(env, { email: "ada@example.test", name: "Ada" })
     const app = (server: ServerProcess) => personClient(server.baseUrl, session)
     yield* (yield* app(first)).emailChannel.put({ payload: { enabled: true } })
     const verification = yield* within(30, Effect.sync(() => mailsTo("ada@example.test", "Confirm")), (m) => m.length === 1, "verification mail")
@@ -72,8 +71,7 @@ it.live("the e-mail fallback across kill -9: mailed once after the restart, not 
 
     // 3. A barrier on a third server: another person's verification mail, queued after it started.
     const third = yield* startServer(env)
-    const other = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "bea@example.test", "--name", "Bea"], env)
-    const { token: otherSession } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", other.id], env)
+    const { session: otherSession } = yield* personOn(env, { email: "bea@example.test", name: "Bea" })
     yield* (yield* personClient(third.baseUrl, otherSession)).emailChannel.put({ payload: { enabled: true } })
     yield* within(30, Effect.sync(() => mailsTo("bea@example.test", "Confirm")), (m) => m.length === 1, "the barrier mail")
     assert.lengthOf(mailsTo("ada@example.test", "Waiting"), 1, "the prompt was mailed exactly once")

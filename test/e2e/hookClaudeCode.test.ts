@@ -86,14 +86,15 @@ layer(GateLayer, { timeout: "120 seconds", excludeTestServices: true })("herald 
       // The prompt was canceled: nothing left pending for this token.
       assert.deepStrictEqual((yield* agent.interactions.list()).items.filter((i) => i.title === "Bash: make deploy"), [])
 
-      for (const choice of ["deny", "ask", "allow"] as const) {
-        const result = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1", "--on-timeout", choice]))
-        assert.strictEqual(result.code, 0, result.stderr)
-        assert.strictEqual(decisionOf(result.stdout).permissionDecision, choice)
+      // Each waits out its second, side by side; the last uses the earlier flag name, which still works.
+      const runs = [["--on-timeout", "deny"], ["--on-timeout", "ask"], ["--on-timeout", "allow"], ["--default-on-timeout", "deny"]] as const
+      const results = yield* Effect.forEach(runs, (flags) =>
+        Effect.flatMap(hook(preToolUse("make deploy"), ["--timeout", "1", ...flags]), Fiber.join), { concurrency: 4 })
+      for (const [i, [flag, choice]] of runs.entries()) {
+        const result = results[i]!
+        assert.strictEqual(result.code, 0, `${flag} ${choice}: ${result.stderr}`)
+        assert.strictEqual(decisionOf(result.stdout).permissionDecision, choice, `${flag} ${choice}`)
       }
-      // The earlier flag name still works.
-      const denied = yield* Fiber.join(yield* hook(preToolUse("make deploy"), ["--timeout", "1", "--default-on-timeout", "deny"]))
-      assert.strictEqual(decisionOf(denied.stdout).permissionDecision, "deny")
     }))
 
   it.effect("killed while waiting (Claude Code's own hook timeout): the prompt is canceled on the phone", () =>

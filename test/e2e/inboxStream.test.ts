@@ -14,7 +14,8 @@ import { Effect } from "effect"
 import { childDatabase, usingPostgres } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { openStreamAt } from "../support/inboxStream.ts"
-import { cliJson, startServer, stopServer } from "../support/process.ts"
+import { startServer, stopServer } from "../support/process.ts"
+import { personOn } from "../support/serverClients.ts"
 
 const clients = (baseUrl: string, session: string, token: string) =>
   Effect.all({
@@ -27,9 +28,8 @@ describe("the inbox stream at shutdown", () => {
     Effect.scoped(Effect.gen(function*() {
       const { env } = yield* childDatabase
       const server = yield* startServer(env)
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "max@example.test", "--name", "Max"], env)
-      const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-      const streams = yield* Effect.all([openStreamAt(server.baseUrl, session.token), openStreamAt(server.baseUrl, session.token)])
+      const { session } = yield* personOn(env, { email: "max@example.test", name: "Max" })
+      const streams = yield* Effect.all([openStreamAt(server.baseUrl, session), openStreamAt(server.baseUrl, session)])
       yield* eventually(Effect.sync(() => streams.every((s) => s.frames.length > 0)), (open) => open)
       const stoppedAt = Date.now()
       assert.strictEqual(yield* stopServer(server), 0)
@@ -46,16 +46,15 @@ describe.runIf(usingPostgres)("the inbox stream across two processes", () => {
       // Each with a runner address (port 0: the one bound): without it a node beside a live runner refuses to start.
       const node = { ...env, HERALD_RUNNER_ADDRESS: "127.0.0.1:0" }
       const [one, two] = yield* Effect.all([startServer(node), startServer(node)], { concurrency: 2 })
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "ada@example.test", "--name", "Ada"], env)
-      const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-      const first = yield* clients(one.baseUrl, session.token, "unused")
+      const { session } = yield* personOn(env, { email: "ada@example.test", name: "Ada" })
+      const first = yield* clients(one.baseUrl, session, "unused")
       const token = yield* first.app.tokens.create({
         payload: { name: "two nodes", scopes: ["notifications:send", "interactions:create"] }
       })
-      const a = yield* clients(one.baseUrl, session.token, token.secret)
-      const b = yield* clients(two.baseUrl, session.token, token.secret)
+      const a = yield* clients(one.baseUrl, session, token.secret)
+      const b = yield* clients(two.baseUrl, session, token.secret)
 
-      const stream = yield* openStreamAt(one.baseUrl, session.token)
+      const stream = yield* openStreamAt(one.baseUrl, session)
       assert.strictEqual(stream.status, 200)
       yield* eventually(Effect.sync(() => stream.frames.length), (n) => n > 0)
 

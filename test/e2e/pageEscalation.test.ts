@@ -26,7 +26,7 @@ import { Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
 import { startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { cliPerson, familyOnCall, withPhone } from "../support/familyOncall.ts"
+import { dbPerson, familyOnCall, withPhone } from "../support/familyOncall.ts"
 import { agentClient, personClient, pushesQueued, within } from "../support/serverClients.ts"
 
 const SCALE = 0.1
@@ -47,9 +47,9 @@ const has = (page: Page, userId: string, step: number) => page.notified.some((n)
 const pagedFamily = (first: ServerProcess, env: Record<string, string>) =>
   Effect.gen(function*() {
     const [ann, bob, cid] = [
-      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Ann")),
-      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Bob")),
-      yield* withPhone(first.baseUrl, yield* cliPerson(env, "Cid"))
+      yield* withPhone(first.baseUrl, yield* dbPerson(env, "Ann")),
+      yield* withPhone(first.baseUrl, yield* dbPerson(env, "Bob")),
+      yield* withPhone(first.baseUrl, yield* dbPerson(env, "Cid"))
     ]
     const { agent, groupId, secret } = yield* familyOnCall(first.baseUrl, [ann, bob, cid], [
       { afterMinutes: 1, target: "next" },
@@ -86,8 +86,8 @@ const checkAfterRestart = (
     }
 
     // One alert per notified entry on each phone: nothing lost, nothing repeated. The pushes of step 2
-    // may still be on their way when the page shows it; once they are in, a repeated push of an earlier
-    // step (queued before them) would be too. One more outbox poll (500 ms) later, each phone is read again.
+    // may still be on their way when the page shows it; once they are in and none is queued, a repeated
+    // push of an earlier step (queued before them) would be in too: then each phone is read again.
     const phones = yield* Effect.forEach([ann, bob, cid], (person) =>
       Effect.gen(function*() {
         const app = yield* personClient(server.baseUrl, person.session)

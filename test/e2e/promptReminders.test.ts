@@ -28,9 +28,9 @@ import { assert, it } from "@effect/vitest"
 import type { Interaction } from "@herald/api"
 import { Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
 import type { ServerProcess } from "../support/process.ts"
-import { agentClient, onDatabaseOf, personClient, within } from "../support/serverClients.ts"
+import { agentClient, onDatabaseOf, personClient, personOn, within } from "../support/serverClients.ts"
 import { reminderDueNow, waitingReminders } from "../support/prompts.ts"
 
 
@@ -46,8 +46,7 @@ it.live("reminders across kill -9: each reaches the phone once, none lost, none 
     const onDatabase = onDatabaseOf(database)
 
     const first = yield* startServer({ ...database, HERALD_PUSH_PAUSED: "true" })
-    const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "remind@example.test", "--name", "Rem"], database)
-    const { token: session } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], database)
+    const { session } = yield* personOn(database, { email: "remind@example.test", name: "Rem" })
     const app = (baseUrl: string) => personClient(baseUrl, session)
     const device = yield* (yield* app(first.baseUrl)).devices.register({
       payload: { platform: "ios", deviceName: "phone", pushToken: `remind-${Date.now()}` }

@@ -14,8 +14,9 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
 import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
 import { childDatabase } from "../support/database.ts"
-import { cliJson, startServer } from "../support/process.ts"
+import { startServer } from "../support/process.ts"
 import { moveDeadline } from "../support/prompts.ts"
+import { personOn } from "../support/serverClients.ts"
 
 const clients = (baseUrl: string, session: string, token: string) =>
   Effect.all({
@@ -35,11 +36,10 @@ describe("prompt expiry across a restart", () => {
     Effect.scoped(Effect.gen(function*() {
       const { env } = yield* childDatabase
       const first = yield* startServer(env)
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "grace@example.test", "--name", "Grace"], env)
-      const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-      const { app } = yield* clients(first.baseUrl, session.token, "unused")
+      const { session } = yield* personOn(env, { email: "grace@example.test", name: "Grace" })
+      const { app } = yield* clients(first.baseUrl, session, "unused")
       const token = yield* app.tokens.create({ payload: { name: "restart test", scopes: ["interactions:create", "interactions:read"] } })
-      const { agent } = yield* clients(first.baseUrl, session.token, token.secret)
+      const { agent } = yield* clients(first.baseUrl, session, token.secret)
       const ask = (title: string) =>
         Effect.map(
           agent.interactions.create({ payload: { kind: "approval", title, prompt: "p", expiresInSeconds: 3600 } }),
@@ -54,7 +54,7 @@ describe("prompt expiry across a restart", () => {
 
       const second = yield* startServer(env)
       const ready = Date.now()
-      const after = yield* clients(second.baseUrl, session.token, token.secret)
+      const after = yield* clients(second.baseUrl, session, token.secret)
       const waited = yield* after.agent.interactions.wait({ params: { id: missed }, query: { timeout: 10 } })
       assert.strictEqual(waited.status, "expired")
       assert.isBelow(Date.now() - ready, 2000, "expired at once after the restart")

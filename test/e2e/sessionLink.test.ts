@@ -10,6 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { childDatabase } from "../support/database.ts"
 import { cli, cliJson, startServer } from "../support/process.ts"
+import { personOn } from "../support/serverClients.ts"
 
 interface Link {
   readonly url: string
@@ -33,7 +34,8 @@ describe("herald admin session link", () => {
       const port = new URL(server.baseUrl).port
       // The CLI computes the URL as the server does: HERALD_PUBLIC_URL, else http://localhost:$PORT.
       const env = { ...database.env, PORT: port }
-      const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "ada@example.test", "--name", "Ada"], env)
+      // The person is set-up (made on the database as `admin user create` would); the link is the CLI's to make.
+      const person = yield* personOn(env, { email: "ada@example.test", name: "Ada" })
 
       const next = "/oauth/authorize?response_type=code&client_id=ocl_abc&state=s1"
       const link = yield* cliJson<Link>(["admin", "session", "link", "--user", "ada@example.test", "--next", next], env)

@@ -17,7 +17,7 @@ import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { childDatabase } from "./database.ts"
-import { cliPerson } from "./familyOncall.ts"
+import { dbPerson } from "./familyOncall.ts"
 import { freePort, heraldArgs } from "./process.ts"
 import { within as pollWithin } from "./serverClients.ts"
 import { moveDeadline, withdrawReceipts } from "./prompts.ts"
@@ -172,7 +172,7 @@ export const logsOnFailure = (cluster: Cluster) => <A, E, R>(self: Effect.Effect
   Effect.tapCause(self, () => Effect.sync(() => console.error(`cluster logs (the test failed):\n${cluster.logTails(60)}`)))
 
 /** A person made with the CLI (as an operator would), with a Person API session. */
-export const makePerson = (cluster: Cluster, name: string) => cliPerson(cluster.env, name)
+export const makePerson = (cluster: Cluster, name: string) => dbPerson(cluster.env, name)
 
 export const personClient = (node: ClusterNode, session: string) =>
   Effect.provide(Effect.service(HeraldPersonClient), HeraldPersonClient.layer({ baseUrl: node.baseUrl, token: session, retries: 0 }))

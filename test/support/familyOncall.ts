@@ -8,8 +8,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
-import { cliJson } from "./process.ts"
-import { agentClient, personClient } from "./serverClients.ts"
+import { agentClient, personClient, personOn } from "./serverClients.ts"
 
 export interface Escalation {
   readonly afterMinutes: number
@@ -23,13 +22,15 @@ export interface Someone {
   readonly session: string
 }
 
-/** A person and a session made with `herald admin` on the database of `env` (`<name>@example.test`). */
-export const cliPerson = (env: Record<string, string>, name: string) =>
+/**
+ * A person and a session on the database of `env` (`<name>@example.test`), made as `herald admin` makes them
+ * (serverClients.ts `personOn`) without two CLI processes: the CLI's own tests run the commands.
+ */
+export const dbPerson = (env: Record<string, string>, name: string) =>
   Effect.gen(function*() {
     const email = `${name.toLowerCase()}@example.test`
-    const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", email, "--name", name], env)
-    const { token } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], env)
-    return { id: person.id, name, email, session: token }
+    const { id, session } = yield* personOn(env, { email, name })
+    return { id, name, email, session }
   })
 
 /** `someone` with a phone registered through the Person API (push token `page-<name>`). */

@@ -11,7 +11,8 @@ import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
 import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
 import { childDatabase } from "./database.ts"
 import { eventually } from "./eventually.ts"
-import { cliJson, startServer } from "./process.ts"
+import { startServer } from "./process.ts"
+import { personOn } from "./serverClients.ts"
 import { moveDeadline } from "./prompts.ts"
 
 type AppClient = HeraldPersonClient["Service"]
@@ -33,11 +34,11 @@ export class Gate extends Context.Service<Gate, {
 export const GateLayer = Layer.effect(Gate, Effect.gen(function*() {
   const { env: database } = yield* childDatabase
   const server = yield* startServer(database)
-  const person = yield* cliJson<{ id: string }>(["admin", "user", "create", "--email", "gate@example.test", "--name", "Gate"], database)
-  const session = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], database)
+  // Set-up, not what is tested: made as `herald admin` makes people, without two CLI processes.
+  const session = yield* personOn(database, { email: "gate@example.test", name: "Gate" })
   const app = yield* Effect.provide(
     Effect.service(HeraldPersonClient),
-    HeraldPersonClient.layer({ baseUrl: server.baseUrl, token: session.token, retries: 0 })
+    HeraldPersonClient.layer({ baseUrl: server.baseUrl, token: session.session, retries: 0 })
   )
   const token = yield* app.tokens.create({ payload: { name: "gate", scopes: ["interactions:create", "interactions:read"] } })
   const readOnly = yield* app.tokens.create({ payload: { name: "read only", scopes: ["interactions:read"] } })

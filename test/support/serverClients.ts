@@ -2,7 +2,7 @@
  * What the tests that start real `herald serve` processes share: the typed
  * clients of a process, polling until an observable state holds, and the
  * test's own connection to the processes' database (to make a stored timer
- * due while no server runs).
+ * due while no server runs, or to make a person as `herald admin` would).
  */
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import { ConfigProvider, Duration, Effect, Layer } from "effect"
@@ -10,6 +10,7 @@ import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
 import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
+import { Identity } from "../../packages/server/src/identity/Identity.ts"
 
 /** The Person API client of a process, signed in with `session`. */
 export const personClient = (baseUrl: string, session: string) =>
@@ -46,6 +47,19 @@ export const onDatabaseOf = (env: Record<string, string>) => {
   return <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
     Effect.scoped(effect.pipe(Effect.provide(layer))).pipe(Effect.orDie)
 }
+
+/**
+ * A person and a Person API session on the database of `env`, made as `herald admin user create` and
+ * `admin session create` make them (Identity on the CLI's database layer) but without two CLI processes:
+ * for tests where the person is set-up, not what is tested (the CLI's own tests run the commands).
+ */
+export const personOn = (env: Record<string, string>, person: { readonly email: string; readonly name: string }) =>
+  onDatabaseOf(env)(Effect.gen(function*() {
+    const identity = yield* Identity
+    const created = yield* identity.createUser({ email: person.email, name: person.name })
+    const { token } = yield* identity.createSession(created.id)
+    return { id: created.id, session: token }
+  }).pipe(Effect.provide(Identity.layer), Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
 
 /**
  * How many pushes to `deviceIds` are still queued on the database of `env`. Once the expected alerts are

@@ -3,7 +3,7 @@
  * file on a fresh database, with a real SMTP server (sign-in mail) and a fake
  * Web Push service on loopback (`HERALD_ALLOW_PRIVATE_NETWORK_TARGETS=1`),
  * and one headless Chromium. Each test opens its own browser profile and
- * makes its own people (the CLI, as an operator would), so tests share
+ * makes its own people (the operator's code: test/support/serverClients.ts personOn), so tests share
  * nothing but the processes.
  *
  * The browser talks to `http://localhost:<port>`, the server's default public
@@ -19,9 +19,10 @@ import { Smtp, smtpUrl } from "../../../packages/server/test/auth/smtp.ts"
 import type { ReceivedMail } from "../../../packages/server/test/auth/smtp.ts"
 import { FakePushService } from "../../../packages/server/test/push/webPushSupport.ts"
 import { childDatabase } from "../../support/database.ts"
-import { cliJson, startServer } from "../../support/process.ts"
+import { startServer } from "../../support/process.ts"
 import type { ServerProcess } from "../../support/process.ts"
-import { launchChromium, newContext } from "./chromium.ts"
+import { findChromium, launchChromium, newContext } from "./chromium.ts"
+import { personOn } from "../../support/serverClients.ts"
 
 export interface Person {
   readonly id: string
@@ -46,16 +47,23 @@ export class Harness extends Context.Service<Harness, {
 export const harnessLayer = (env: Record<string, string> = {}) =>
   Layer.effect(Harness, Effect.gen(function*() {
     // First: no browser fails the file at once, with the way to get one.
-    const browser = yield* launchChromium
+    yield* Effect.sync(findChromium)
     const smtp = yield* Smtp
     const push = yield* FakePushService
-    const database = yield* childDatabase
-    const server = yield* startServer({
-      ...database.env,
-      HERALD_SMTP_URL: smtpUrl(smtp.port),
-      HERALD_ALLOW_PRIVATE_NETWORK_TARGETS: "1",
-      ...env
-    })
+    // Chromium starts while the server does: neither waits on the other.
+    const [browser, { database, server }] = yield* Effect.all([
+      launchChromium,
+      Effect.gen(function*() {
+        const database = yield* childDatabase
+        const server = yield* startServer({
+          ...database.env,
+          HERALD_SMTP_URL: smtpUrl(smtp.port),
+          HERALD_ALLOW_PRIVATE_NETWORK_TARGETS: "1",
+          ...env
+        })
+        return { database, server }
+      })
+    ], { concurrency: "unbounded" })
     const port = new URL(server.baseUrl).port
     return Harness.of({
       origin: `http://localhost:${port}`,
@@ -70,14 +78,11 @@ export const harnessLayer = (env: Record<string, string> = {}) =>
 /** A unique address: the tests of a file share one database. */
 export const uniqueEmail = (label: string) => `${label.toLowerCase().replace(/[^a-z]/g, "")}-${randomBytes(4).toString("hex")}@example.test`
 
-/** A new person and a session of theirs, made with the CLI as the operator would. */
+/** A new person and a session of theirs, as the operator's `herald admin` commands make them (serverClients.ts personOn). */
 export const makePerson = (name: string) =>
-  Effect.gen(function*() {
-    const { cliEnv } = yield* Harness
+  Effect.flatMap(Harness, ({ cliEnv }): Effect.Effect<Person> => {
     const email = uniqueEmail(name)
-    const person = yield* cliJson<{ id: string; email: string; name: string }>(["admin", "user", "create", "--email", email, "--name", name], cliEnv)
-    const { token } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", person.id], cliEnv)
-    return { id: person.id, email: person.email, name: person.name, session: token } satisfies Person
+    return Effect.map(personOn(cliEnv, { email, name }), ({ id, session }) => ({ id, email, name, session }))
   })
 
 /** The Person API of a session, as a phone app or script uses it (bearer token). */

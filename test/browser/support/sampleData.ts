@@ -1,6 +1,6 @@
 /**
  * A person's console with something on every page, made the way it happens
- * in use — the operator's CLI makes the people, the Person API their phones
+ * in use — the operator's code makes the people (test/support/serverClients.ts personOn), the Person API their phones
  * and tokens, their agents (the Agent API) notify, ask, start live
  * activities, make a family with an invite and an on-call group, and page
  * it. Used by the accessibility test (pages with content, not empty states)
@@ -9,7 +9,7 @@
 import { HeraldClient, HeraldPersonClient, isNotification } from "@herald/client"
 import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { cliJson } from "../../support/process.ts"
+import { personOn } from "../../support/serverClients.ts"
 
 export interface Sample {
   readonly person: { readonly id: string; readonly email: string; readonly name: string; readonly session: string }
@@ -23,11 +23,7 @@ export interface Sample {
 }
 
 const person = (name: string, email: string, cliEnv: Record<string, string>) =>
-  Effect.gen(function*() {
-    const made = yield* cliJson<{ id: string; email: string; name: string }>(["admin", "user", "create", "--email", email, "--name", name], cliEnv)
-    const { token } = yield* cliJson<{ token: string }>(["admin", "session", "create", "--user", made.id], cliEnv)
-    return { ...made, session: token }
-  })
+  Effect.map(personOn(cliEnv, { email, name }), ({ id, session }) => ({ id, email, name, session }))
 
 const createSha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex")
 

@@ -202,7 +202,7 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
   const floorAnswered = floor.load.total / SECONDS
   // Issue 22: 980 of 1,000 offered a second, the same share at another load.
   const needed = offered * 0.98
-  console.log(`target: ≥ ${fixed(needed)} of ${fixed(offered)} updates/s answered (${answered.toFixed(0)}), p99 < 50 ms (${load.p99}), ` +
+  console.log(`target: ≥ ${fixed(needed)} of ${fixed(offered)} updates/s answered (${answered.toFixed(0)}), p99 ≤ 1.5 × the floor's (${load.p99} against ${floor.load.p99}), ` +
     `event-loop p99 < 50 ms (${worstLoop.toFixed(1)}), queued ≤ ${limit} (${maxQueued}) and none left (${stillQueued})`)
   const what = `live activities ${ACTIVITIES} × ${RATE}/s`
   return [
@@ -214,7 +214,14 @@ export const benchActivities = async ({ baseUrl, databaseUrl, pid, session }: Co
       target: `≥ ${fixed(needed)}/s`,
       met: answered >= needed && errors === 0
     }),
-    summaryRow({ what: "… update p99 (from when each was due)", herald: `${load.p99} ms`, floor: `${floor.load.p99} ms`, target: "< 50 ms", met: load.p99 < 50 }),
+    summaryRow({
+      what: "… update p99 (from when each was due)",
+      herald: `${load.p99} ms`,
+      floor: `${floor.load.p99} ms`,
+      ratio: ratioOf(load.p99, floor.load.p99),
+      target: "≤ 1.5 × floor's",
+      met: load.p99 <= 1.5 * floor.load.p99
+    }),
     summaryRow({
       what: "… event-loop delay p99, worst 5 s window",
       herald: `${worstLoop.toFixed(0)} ms`,

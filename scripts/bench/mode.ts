@@ -31,7 +31,7 @@ export const quickSkips = [
   "no raw node:http, raw pg or raw-floor baselines (auth status, notifications)",
   `live activities measured ${ACTIVITY_SECONDS} s after a ${ACTIVITY_WARMUP} s warm-up (full run: 20 s after 10 s), ` +
   "the event-loop window open when measuring starts not counted",
-  "prompts, pages, the cluster part (failover, forwarding) and the soak not run"
+  "prompts, pages, the cluster part (failover, forwarding), push fan-out, the soak and the test suite not run"
 ]
 
 /**

@@ -10,6 +10,8 @@
  *    answer. Target: every waiter released within 2 s of its answer.
  */
 import { execFileSync } from "node:child_process"
+import { fixed, summaryRow } from "./summary.ts"
+import type { SummaryRow } from "./summary.ts"
 import { json } from "./support.ts"
 
 interface Context {
@@ -25,7 +27,7 @@ const ms = (n: number) => n.toFixed(1).padStart(8)
 
 const rssKiB = (pid: number) => Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim())
 
-export const benchPrompts = async ({ baseUrl, pid, session }: Context): Promise<boolean> => {
+export const benchPrompts = async ({ baseUrl, pid, session }: Context): Promise<ReadonlyArray<SummaryRow>> => {
   const person = { authorization: `Bearer ${session}`, "content-type": "application/json" }
   const token = await json(await fetch(`${baseUrl}/api/app/tokens`, {
     method: "POST",
@@ -101,5 +103,15 @@ export const benchPrompts = async ({ baseUrl, pid, session }: Context): Promise<
   console.log(`\n${WAITERS} waiters held: server RSS ${(before / 1024).toFixed(1)} → ${(held / 1024).toFixed(1)} MiB, ≈ ${(perWaiter / 1024).toFixed(1)} KiB per waiter; ${WAITERS} answers took ${(answeringTook / 1000).toFixed(1)} s; ${wrong} waiters saw another status`)
   const releasedInTime = (releases.at(-1) ?? Infinity) < 2000 && wrong === 0
   console.log(`target: round trip p99 < 50 ms (${percentile(roundTrips, 0.99).toFixed(1)}), ${WAITERS} waiters released within 2 s of their answers (max ${(releases.at(-1) ?? 0).toFixed(0)} ms)`)
-  return percentile(roundTrips, 0.99) < 50 && releasedInTime
+  const p99 = percentile(roundTrips, 0.99)
+  const slowest = releases.at(-1)
+  return [
+    summaryRow({ what: "prompt round trip p99 (create → answer → wait)", herald: `${p99.toFixed(1)} ms`, target: "< 50 ms", met: p99 < 50 }),
+    summaryRow({
+      what: `… ${WAITERS} waiters: slowest release after its answer`,
+      herald: slowest === undefined ? "—" : `${fixed(slowest)} ms${wrong > 0 ? `, ${wrong} wrong` : ""}`,
+      target: "< 2 s, none wrong",
+      met: releasedInTime
+    })
+  ]
 }

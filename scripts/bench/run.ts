@@ -26,6 +26,9 @@
  *    (kill → its due timers fire on the others; target < 15 s), and the CPU per notification and per live-activity
  *    update with the load spread over two runners against one (forwarding.ts; ratio ≤ 1.3 or a profile).
  *    `--failover` runs it alone.
+ * 6b. Push fan-out (fanout.ts, issue 36), on servers and a database of its own: 100,000 pushes queued paused, then
+ *    drained through the APNs and FCM providers against loopback fakes, beside apns2 + firebase-admin in a plain
+ *    loop. Targets: drain rate ≥ 0.80 of the floor's, peak RSS bounded, none lost or sent twice. Not with `--quick`.
  * 7. Soak (soak.ts, issue 31), last and on its own server and fresh database: the notifications load held
  *    2 minutes, each minute's rate, p99 and table sizes. Targets: the last minute's rate within 20 % of the
  *    first's, no minute's p99 above 500 ms. `--soak` runs it alone for 10 minutes (`--soak --quick`: 2),
@@ -33,7 +36,10 @@
  *
  * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages, the cluster part, the soak and the raw
  * baselines left out.
- * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages|failover` runs one part; `BENCH_PROFILE=<dir>`
+ * 8. The test suite (suite.ts, issue 36): `npm test` on the embedded database with the caches emptied, last
+ *    (target ≤ 240 s); never with `--quick`.
+ *
+ * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages|failover|fanout|suite` runs one part; `BENCH_PROFILE=<dir>`
  * writes a CPU profile of the server there and of each floor under `<dir>/floor-<name>/`;
  * `BENCH_NODE_FLAGS` passes Node.js flags to the server (`--trace-gc`, `--heap-prof`). The exit code is 0
  * whatever the targets (it is a report), 1 if the run broke.
@@ -48,6 +54,7 @@ import * as path from "node:path"
 import { benchActivities } from "./activities.ts"
 import { cpuPer } from "./cpu.ts"
 import { benchFailover, failoverAlone } from "./failover.ts"
+import { benchFanout } from "./fanout.ts"
 import { adminUrl, benchPerson, freshDatabase, startHerald } from "./herald.ts"
 import { CONNECTIONS, DURATION, failoverOnly, floorProfileFlags, FULL_RUN_SOAK_MINUTES, profileDir, quick, quickSkips, soakOnly, WARMUP } from "./mode.ts"
 import { benchNotifications } from "./notifications.ts"
@@ -55,6 +62,7 @@ import { benchPages } from "./pages.ts"
 import { benchPrompts } from "./prompts.ts"
 import { benchSoak, soakAlone } from "./soak.ts"
 import { benchStartup } from "./startup.ts"
+import { benchSuite } from "./suite.ts"
 import { fixed, printSummary, ratioOf, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
 import { header, load, portOf, refuseErrors, row, stop, track } from "./support.ts"
@@ -101,6 +109,7 @@ const main = async () => {
   const startup = runs("startup") ? await benchStartup(adminUrl) : []
   if (runs("startup")) lap("start-up")
   if (only === "startup") return finish(startup, others, began)
+  if (only === "suite") return finish(await benchSuite(), others, began)
 
   // A fresh database for this run (herald.ts).
   const databaseUrl = freshDatabase()
@@ -133,8 +142,7 @@ const main = async () => {
 
   // Prompts first, while the server is idle (the target is an idle round trip).
   if (runs("prompts") && !quick) {
-    const met = await benchPrompts({ baseUrl: `http://127.0.0.1:${port}`, session, pid: herald.pid! })
-    others.push(`prompts (round trip p99 < 50 ms, 2,000 waiters released within 2 s): ${met ? "met" : "MISSED"}`)
+    summary.push(...await benchPrompts({ baseUrl: `http://127.0.0.1:${port}`, session, pid: herald.pid! }))
     lap("prompts")
   }
 
@@ -161,7 +169,7 @@ auth status — ${CONNECTIONS} connections, ${DURATION} s each, load from a seco
     console.log(row("bare Effect HttpApi (same record, no middleware)", floorResult))
     console.log(row("herald GET /api/agent/auth/status", heraldResult))
     console.log(`
-ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
+ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.60, p99 < 25 ms)`)
     if (rawResult !== undefined) {
       console.log(`ratio herald/raw: ${ratioOf(rate, rawResult.requestsPerSecond)}   ` +
         `bare Effect HttpApi/raw: ${ratioOf(floorResult.requestsPerSecond, rawResult.requestsPerSecond)}`)
@@ -173,8 +181,15 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
         herald: fixed(rate),
         floor: fixed(floorResult.requestsPerSecond),
         ratio: ratio.toFixed(2),
-        target: "ratio ≥ 0.90",
-        met: ratio >= 0.9
+        target: "ratio ≥ 0.60",
+        met: ratio >= 0.6
+      }),
+      summaryRow({
+        what: "… p99 latency",
+        herald: `${heraldResult.p99} ms`,
+        floor: `${floorResult.p99} ms`,
+        target: "< 25 ms",
+        met: heraldResult.p99 < 25
       }),
       summaryRow({
         what: "… CPU per request",
@@ -208,15 +223,27 @@ ratio herald/bare Effect HttpApi: ${ratio.toFixed(2)} (target ≥ 0.90)`)
   // servers and databases (and measure CPU: nothing else of the bench's should run beside them).
   const soaks = runs("soak") && !quick
   const failovers = runs("failover") && !quick
-  if (soaks || failovers || profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
+  const fanouts = runs("fanout") && !quick
+  if (soaks || failovers || fanouts || profileDir !== undefined || nodeFlags.length > 0) await Promise.all([stop(herald, 60), stop(floor, 60)])
   if (failovers) {
     summary.push(...await benchFailover())
     lap("cluster")
+  }
+  // Push fan-out (fanout.ts, issue 36): 100,000 pushes drained through the APNs and FCM providers against fakes,
+  // on servers and a database of its own, beside apns2 + firebase-admin in a plain loop.
+  if (fanouts) {
+    summary.push(...await benchFanout())
+    lap("push fan-out")
   }
   // Last, the 2-minute soak (soak.ts): whether the rate holds as the tables grow, which no 10 s load shows.
   if (soaks) {
     summary.push(...await benchSoak({ minutes: FULL_RUN_SOAK_MINUTES, seeded: false }))
     lap("soak")
+  }
+  // The test suite last of all (suite.ts): minutes of both cores, nothing else running.
+  if (runs("suite") && !quick) {
+    summary.push(...await benchSuite())
+    lap("npm test")
   }
   finish([...summary, ...startup], others, began)
 }

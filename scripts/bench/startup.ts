@@ -7,8 +7,10 @@
  * that embedded server runs (it reaches the server's database through the
  * server); `herald --help`, and the same through `npm run` (what npm's own
  * launch adds, when run by npm). The floor: `import("effect")` alone in a fresh
- * Node.js. Targets: < 2 s on PostgreSQL, < 4 s embedded, < 2 s for each command.
- * A start that fails is reported as failed, not thrown: the run goes on.
+ * Node.js. These rows inform; the targets (issue 36) are on the same commands
+ * as people type them (typedCommands.ts), and the gap between the two is what
+ * npm, npx and the launcher add. A start that fails is reported as failed, not
+ * thrown: the run goes on.
  */
 import { execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -101,19 +103,20 @@ export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<Summ
 
   const floor = effectImport === undefined ? "—" : `import("effect") ${seconds(effectImport)}`
   // The same as people type them, beside the entry points (typedCommands.ts).
-  const typed = await benchTypedCommands(floor)
-  const under = (ms: number | undefined, limit: number) => ms !== undefined && ms < limit
+  const typed = await benchTypedCommands(floor, adminUrl)
+  const info = (what: string, ms: number | undefined) => summaryRow({ what, herald: seconds(ms), floor, target: "(information)", met: undefined })
   console.log(`\nstart-up — spawn of \`herald serve\` → first 200 on /readyz; commands timed to their exit\n`)
   const ms = (n: number | undefined) => (n === undefined ? "failed" : `${fixed(n)} ms`)
   console.log(`import("effect") alone ${ms(effectImport)}; PostgreSQL, fresh database ${ms(postgres.ms)}; ` +
     `embedded, fresh data directory ${ms(embedded.ms)}, restart ${ms(restart.ms)}; ` +
     `admin user create beside the embedded server ${ms(userCreate)}; --help ${ms(help)}, through \`npm run herald\` ${ms(npmHelp)}`)
   return [
-    summaryRow({ what: "npm start → /readyz 200, PostgreSQL (fresh db)", herald: seconds(postgres.ms), floor, target: "< 2 s", met: under(postgres.ms, 2000) }),
-    summaryRow({ what: "npm start → /readyz 200, embedded (fresh dir)", herald: seconds(embedded.ms), floor, target: "< 4 s", met: under(embedded.ms, 4000) }),
-    summaryRow({ what: "npm start → /readyz 200, embedded restart", herald: seconds(restart.ms), floor, target: "< 4 s", met: under(restart.ms, 4000) }),
-    summaryRow({ what: "herald admin user create, embedded server up", herald: seconds(userCreate), floor, target: "< 2 s", met: under(userCreate, 2000) }),
-    summaryRow({ what: "herald --help", herald: seconds(help), floor, target: "< 2 s", met: under(help, 2000) }),
+    // The entry points beside the typed rows: what npm, npx and the launcher add is the difference.
+    info("entry point: herald serve → /readyz 200, PostgreSQL (fresh db)", postgres.ms),
+    info("entry point: herald serve → /readyz 200, embedded (fresh dir)", embedded.ms),
+    info("entry point: herald serve → /readyz 200, embedded restart", restart.ms),
+    info("entry point: herald admin user create, embedded server up", userCreate),
+    info("entry point: herald --help", help),
     ...(npmHelp === undefined ? [] : [
       summaryRow({ what: "… through npm (npm run herald -- --help)", herald: seconds(npmHelp), floor, target: "(information)", met: undefined })
     ]),

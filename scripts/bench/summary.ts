@@ -1,5 +1,5 @@
 /**
- * The summary `npm run bench` ends with: one row per target of issue 22, Herald
+ * The summary `npm run bench` ends with: one row per target (issues 22 and 36), Herald
  * measured next to its floor in the same run. Rows without a target (CPU time)
  * inform and are not counted; a row whose part did not run is left out.
  */
@@ -30,7 +30,7 @@ export const seconds = (ms: number | undefined) => (ms === undefined ? "failed" 
 export const ratioOf = (herald: number, floor: number) => (floor > 0 ? (herald / floor).toFixed(2) : "—")
 
 export const printSummary = (rows: ReadonlyArray<SummaryRow>, notes: ReadonlyArray<string>) => {
-  const columns = ["target (issue 22)", "Herald", "floor", "ratio", "target", "met"] as const
+  const columns = ["measured", "Herald", "floor", "ratio", "target", "met"] as const
   const cells = rows.map((r) => [r.what, r.herald, r.floor, r.ratio, r.target, r.met === undefined ? "—" : r.met ? "yes" : "NO"])
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)))
   const line = (values: ReadonlyArray<string>) =>

@@ -325,20 +325,32 @@ export class Outbox extends Context.Service<Outbox, OutboxShape>()("herald/Outbo
     const staleSeconds = Duration.toSeconds(config.staleClaim)
     const sweepEvery = Duration.toMillis(config.staleClaim) / 4
     const lastSweep = yield* Ref.make(Number.NEGATIVE_INFINITY)
-    const drainOnce = Effect.gen(function*() {
+    const sweepIfDue = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (now - (yield* Ref.get(lastSweep)) > sweepEvery) {
         yield* repo.expireStaleClaims(staleSeconds)
         yield* repo.settleOrphans
         yield* Ref.set(lastSweep, now)
       }
-      const claim = yield* repo.claimDue(config.batchSize, node)
-      const taken = claim.claimed.length + claim.undecodable.length
-      if (taken > 0) yield* sendClaimed(claim)
-      return taken
+    })
+    // One pass: claims batch after batch while they come full, the next claimed and sent while the one
+    // before is still at its providers (two in flight), so the providers never wait through a batch's
+    // claim and record round trips. It ends when all it claimed is sent and recorded.
+    const drainOnce = Effect.gen(function*() {
+      let previous: Fiber.Fiber<void> | undefined
+      let taken: number
+      do {
+        yield* sweepIfDue
+        const claim = yield* repo.claimDue(config.batchSize, node)
+        taken = claim.claimed.length + claim.undecodable.length
+        const sending = taken > 0 ? yield* Effect.forkIn(sendClaimed(claim), outboxScope) : undefined
+        if (previous !== undefined) yield* Fiber.join(previous)
+        previous = sending
+      } while (taken === config.batchSize)
+      if (previous !== undefined) yield* Fiber.join(previous)
     }).pipe(Effect.withSpan("Outbox.drain"))
-    const drain = Effect.flatMap(drainOnce, (claimed) =>
-      claimed < config.batchSize ? Effect.asVoid(Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval))) : Effect.void)
+    // A pass ends on a claim that was not full: then wait to be woken, or for the poll.
+    const drain = Effect.andThen(drainOnce, Queue.take(wakeups).pipe(Effect.timeoutOption(config.pollInterval), Effect.asVoid))
 
     return Outbox.of({
       enqueue,

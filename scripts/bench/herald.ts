@@ -6,9 +6,8 @@
  */
 import { execFileSync, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import * as path from "node:path"
-import { atExit, freePort, psql, track } from "./support.ts"
+import { freePort, scratchDatabase, track } from "./support.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const entry = path.join(root, "apps/herald/src/main.ts")
@@ -17,20 +16,7 @@ const entry = path.join(root, "apps/herald/src/main.ts")
 export const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
 /** A fresh database on the admin server (its URL), dropped when the run exits. */
-export const freshDatabase = (prefix = "herald_bench") => {
-  const dbName = `${prefix}_${randomBytes(4).toString("hex")}`
-  psql(adminUrl, `CREATE DATABASE ${dbName}`)
-  atExit(() => {
-    try {
-      psql(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    } catch {
-      // best effort
-    }
-  })
-  const u = new URL(adminUrl)
-  u.pathname = `/${dbName}`
-  return u.toString()
-}
+export const freshDatabase = (prefix = "herald_bench") => scratchDatabase(adminUrl, prefix).url
 
 /** Until `url` answers 2xx; throws if `server` exits first or it takes over `seconds`. */
 export const waitFor = async (url: string, server: ChildProcess, seconds = 60) => {

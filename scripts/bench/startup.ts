@@ -13,13 +13,12 @@
  * thrown: the run goes on.
  */
 import { execFile, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fixed, seconds, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { atExit, freePort, psql, stop, track } from "./support.ts"
+import { atExit, freePort, scratchDatabase, stop, track } from "./support.ts"
 import { benchTypedCommands } from "./typedCommands.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -63,24 +62,10 @@ export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<Summ
   const effectImport = await timeCommand(["--input-type=module", "-e", "await import(\"effect\")"], baseEnv())
 
   // PostgreSQL: a fresh database, migrated by the start.
-  const dbName = `herald_bench_start_${randomBytes(4).toString("hex")}`
-  psql(adminUrl, `CREATE DATABASE ${dbName}`)
-  let dropped = false
-  const dropDatabase = () => {
-    if (dropped) return
-    dropped = true
-    try {
-      psql(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    } catch {
-      // best effort
-    }
-  }
-  atExit(dropDatabase)
-  const u = new URL(adminUrl)
-  u.pathname = `/${dbName}`
-  const postgres = await timeStart({ ...baseEnv(), DATABASE_URL: u.toString() })
+  const database = scratchDatabase(adminUrl, "herald_bench_start")
+  const postgres = await timeStart({ ...baseEnv(), DATABASE_URL: database.url })
   await stop(postgres.child)
-  dropDatabase()
+  database.drop()
 
   // Embedded: a fresh data directory, then a restart on it with a command run beside it.
   const dataDir = mkdtempSync(path.join(tmpdir(), "herald-bench-embedded-"))

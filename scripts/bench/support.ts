@@ -3,6 +3,7 @@
  * whose one JSON line is its result, the processes to kill when the run ends,
  * and the tables of the autocannon parts.
  */
+import { randomBytes } from "node:crypto"
 import { execFileSync, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import * as net from "node:net"
@@ -61,6 +62,26 @@ process.on("exit", () => {
 
 export const psql = (url: string, sql: string) =>
   execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], { encoding: "utf8" })
+
+/** A fresh PostgreSQL database on the server of `adminUrl` (`<prefix>_<random>`), dropped by `drop` (and at exit). */
+export const scratchDatabase = (adminUrl: string, prefix: string) => {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`
+  psql(adminUrl, `CREATE DATABASE ${name}`)
+  let dropped = false
+  const drop = () => {
+    if (dropped) return
+    dropped = true
+    try {
+      psql(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    } catch {
+      // best effort
+    }
+  }
+  atExit(drop)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop }
+}
 
 export const freePort = () =>
   new Promise<number>((resolve) => {

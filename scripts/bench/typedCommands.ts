@@ -8,13 +8,12 @@
  * entry points themselves beside these rows: the gap is what the commands add.
  */
 import { spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { seconds, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { atExit, freePort, psql } from "./support.ts"
+import { atExit, freePort, scratchDatabase } from "./support.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const TIMEOUT_MS = 60_000
@@ -91,26 +90,6 @@ const timeNpmStart = async (env: Record<string, string>) => {
   return { ms: undefined, stop }
 }
 
-/** A fresh PostgreSQL database on the server of `adminUrl`, dropped by the returned function (and at exit). */
-const freshDatabaseUrl = (adminUrl: string) => {
-  const name = `herald_bench_typed_${randomBytes(4).toString("hex")}`
-  psql(adminUrl, `CREATE DATABASE ${name}`)
-  let dropped = false
-  const drop = () => {
-    if (dropped) return
-    dropped = true
-    try {
-      psql(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    } catch {
-      // best effort
-    }
-  }
-  atExit(drop)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop }
-}
-
 /**
  * `npm start` as the first thing after `npm install`: a fresh data directory, no embedded template
  * (node_modules/.cache/herald, which `npm install` does not make: the first start builds it) and an empty
@@ -145,7 +124,7 @@ export const benchTypedCommands = async (floor: string, adminUrl: string): Promi
   removeDir()
   const help = await timeTyped("npx", ["herald", "--help"], freshShell({}))
   // PostgreSQL: `npm start` with DATABASE_URL naming a fresh database, which the start migrates.
-  const database = freshDatabaseUrl(adminUrl)
+  const database = scratchDatabase(adminUrl, "herald_bench_typed")
   const onPostgres = await timeNpmStart(freshShell({ DATABASE_URL: database.url }))
   await onPostgres.stop()
   database.drop()

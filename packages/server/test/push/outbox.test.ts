@@ -12,6 +12,7 @@ import { Outbox } from "../../src/push/Outbox.ts"
 import { PushGateway } from "../../src/push/PushGateway.ts"
 import { Retry } from "../../src/push/PushMessage.ts"
 import type { Provider } from "../../src/push/PushMessage.ts"
+import type { NewPush } from "../../src/push/Outbox.ts"
 import { SandboxRepo } from "../../src/push/SandboxRepo.ts"
 import { OutboxWorkers } from "../../src/runtime/Workers.ts"
 import { alertPush as push, outboxLayer } from "./outboxSupport.ts"
@@ -43,6 +44,23 @@ const receipt = (id: string) =>
 
 const deliveries = (deviceId: string) => Effect.flatMap(SandboxRepo, (repo) => repo.listForDevice(deviceId))
 
+
+/**
+ * A push as `node` left it when it claimed it 5 s ago and has not answered: committed at once in that state
+ * (the worker never sees it pending). Answers the receipt's id.
+ */
+const claimedBy = (node: string, queued: NewPush) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const outbox = yield* Outbox
+    return yield* Effect.gen(function*() {
+      const [id] = yield* outbox.enqueue([queued])
+      yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = ${node},
+                 claimed_at = now() - interval '5 seconds' WHERE id = ${id!}`
+      yield* sql`UPDATE push_queue SET claimed_by = ${node}, claimed_at = now() - interval '5 seconds' WHERE receipt_id = ${id!}`
+      return id!
+    }).pipe(sql.withTransaction)
+  })
 
 layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push outbox", (it) => {
   it.effect("toDevices: one push per device of each delivery; what a provider gets is the stored message, decoded whole", () =>
@@ -144,62 +162,36 @@ layer(TestLayer, { timeout: "60 seconds", excludeTestServices: true })("push out
 
   it.effect("a claim left by a crashed process becomes unknown and is never sent again", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const outbox = yield* Outbox
       const phone = yield* device("phone-")
-      // What a process that died between claim and answer leaves behind,
-      // committed at once in that state (the worker never sees it pending).
-      const [id] = yield* Effect.gen(function*() {
-        const ids = yield* outbox.enqueue([push(phone)])
-        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
-                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
-        yield* sql`UPDATE push_queue SET claimed_by = 'rcp_gone', claimed_at = now() - interval '5 seconds'
-                   WHERE receipt_id = ${ids[0]!}`
-        return ids
-      }).pipe(sql.withTransaction)
-      yield* eventually(receipt(id!), (r) => r.status === "unknown")
+      // What a process that died between claim and answer leaves behind.
+      const id = yield* claimedBy("rcp_gone", push(phone))
+      yield* eventually(receipt(id), (r) => r.status === "unknown")
       assert.strictEqual((yield* deliveries(phone)).length, 0)
     }))
 
   it.effect("a withdrawal a crashed process was sending is sent again, once", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const outbox = yield* Outbox
       const phone = yield* device("phone-")
       const itemId = uniqueId("int")
-      const [id] = yield* Effect.gen(function*() {
-        const ids = yield* outbox.enqueue([{ ...push(phone, itemId), purpose: "withdraw", message: withdrawMessage(itemId) }])
-        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = 'rcp_gone',
-                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
-        yield* sql`UPDATE push_queue SET claimed_by = 'rcp_gone', claimed_at = now() - interval '5 seconds'
-                   WHERE receipt_id = ${ids[0]!}`
-        return ids
-      }).pipe(sql.withTransaction)
-      const row = yield* eventually(receipt(id!), (r) => r.status === "accepted")
+      const id = yield* claimedBy("rcp_gone", { ...push(phone, itemId), purpose: "withdraw", message: withdrawMessage(itemId) })
+      const row = yield* eventually(receipt(id), (r) => r.status === "accepted")
       assert.strictEqual(row.attempts, 2)
       const sent = yield* deliveries(phone)
       assert.deepStrictEqual(sent.map((d) => (d.payload as { herald?: { withdraw?: string } }).herald?.withdraw), [itemId])
-      const [queued] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM push_queue WHERE receipt_id = ${id!}`
+      const [queued] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM push_queue WHERE receipt_id = ${id}`
       assert.strictEqual(queued!.n, 0)
     }))
 
   it.effect("a live node's claim is never given up, however long its provider takes", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const outbox = yield* Outbox
       const phone = yield* device("phone-")
       const [live] = yield* sql<{ node: string }>`SELECT node FROM outbox_nodes ORDER BY seen_at DESC LIMIT 1`
-      const [id] = yield* Effect.gen(function*() {
-        const ids = yield* outbox.enqueue([push(phone)])
-        yield* sql`UPDATE push_receipts SET status = 'sending', attempts = 1, claimed_by = ${live!.node},
-                   claimed_at = now() - interval '5 seconds' WHERE id = ${ids[0]!}`
-        yield* sql`UPDATE push_queue SET claimed_by = ${live!.node}, claimed_at = now() - interval '5 seconds'
-                   WHERE receipt_id = ${ids[0]!}`
-        return ids
-      }).pipe(sql.withTransaction)
+      const id = yield* claimedBy(live!.node, push(phone))
       // Several sweeps pass (every 250 ms here, claims stale after 1 s of silence).
       yield* Effect.sleep(Duration.millis(1_500))
-      assert.strictEqual((yield* receipt(id!)).status, "sending")
+      assert.strictEqual((yield* receipt(id)).status, "sending")
     }))
 
   it.effect("pushes enqueued in a transaction that rolls back do not exist", () =>

@@ -9,10 +9,11 @@ const common = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
   pool: "forks",
-  // Three on two cores: the end-to-end and browser files spend much of their time waiting on the processes
-  // they start (a server's start, a CLI's exit, Chromium), and a third worker fills those waits (embedded
-  // suite 328 → 293 s); more only queue on the CPU.
-  maxWorkers: 3
+  // On the embedded database, three on two cores: the end-to-end and browser files spend much of their time
+  // waiting on the processes they start (a server's start, a CLI's exit, Chromium), and a third worker fills
+  // those waits (328 → 293 s). On PostgreSQL its server's backends take those cores too, and a third worker
+  // only queues (.ci/run's tests 439 → 499 s): two.
+  maxWorkers: process.env.TEST_DATABASE_URL === undefined ? 3 : 2
 } as const
 
 export default defineConfig({

@@ -146,6 +146,18 @@ const seedFromTemplate = (dataDir: string) =>
     Effect.withSpan("EmbeddedTemplate.seed")
   )
 
+/**
+ * Builds this installation's template now unless it exists (`npm install` runs it, so the first
+ * `npm start` only copies it). Never fails: a start without a template builds it as before.
+ */
+export const prepareTemplate: Effect.Effect<void> = Effect.gen(function*() {
+  const location = templateLocation()
+  if (!isTemplate(location.dir)) yield* buildTemplate(location)
+}).pipe(
+  Effect.scoped,
+  Effect.catchCause((cause) => Effect.logWarning("could not prepare the embedded database template; the first start will", cause))
+)
+
 const cannotOpen = (error: EmbeddedDatabaseError) => error.stage === "open"
 
 /**

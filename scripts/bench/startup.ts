@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fixed, seconds, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { atExit, freePort, scratchDatabase, stop, track } from "./support.ts"
+import { atExit, freePort, msUntilReady, scratchDatabase, stop, track } from "./support.ts"
 import { benchTypedCommands } from "./typedCommands.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -30,21 +30,9 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ??
 /** Milliseconds from spawning `herald serve` to its first 200 on /readyz, and the running server (undefined time: it never answered). */
 const timeStart = async (env: Record<string, string>) => {
   const port = await freePort()
-  let output = ""
   const started = performance.now()
   const child = track(spawn(process.execPath, [entry, "serve"], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] }))
-  child.stdout.on("data", (d) => (output += d))
-  child.stderr.on("data", (d) => (output += d))
-  while (performance.now() - started < TIMEOUT_MS && child.exitCode === null) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { ms: performance.now() - started, child }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  console.error(`herald serve did not answer /readyz within ${TIMEOUT_MS / 1000} s (exit ${child.exitCode}):\n${output.slice(-2000)}`)
-  return { ms: undefined, child }
+  return { ms: await msUntilReady(child, port, started, "herald serve"), child }
 }
 
 /** Milliseconds a command takes to exit 0 (undefined: it failed, its output on stderr). */

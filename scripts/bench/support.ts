@@ -63,6 +63,26 @@ process.on("exit", () => {
 export const psql = (url: string, sql: string) =>
   execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], { encoding: "utf8" })
 
+/**
+ * Milliseconds from `started` (a `performance.now()`) to the first 200 on `/readyz` at `port`, polled every
+ * 20 ms; undefined when `child` exits first or a minute passes, with `what` and the child's output on stderr.
+ */
+export const msUntilReady = async (child: ChildProcess, port: number, started: number, what: string) => {
+  let output = ""
+  child.stdout?.on("data", (d) => (output += d))
+  child.stderr?.on("data", (d) => (output += d))
+  while (performance.now() - started < 60_000 && child.exitCode === null) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return performance.now() - started
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  console.error(`${what} did not answer /readyz within 60 s (exit ${child.exitCode}):\n${output.slice(-2000)}`)
+  return undefined
+}
+
 /** A fresh PostgreSQL database on the server of `adminUrl` (`<prefix>_<random>`), dropped by `drop` (and at exit). */
 export const scratchDatabase = (adminUrl: string, prefix: string) => {
   const name = `${prefix}_${randomBytes(4).toString("hex")}`

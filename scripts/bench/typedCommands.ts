@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { seconds, summaryRow } from "./summary.ts"
 import type { SummaryRow } from "./summary.ts"
-import { atExit, freePort, scratchDatabase } from "./support.ts"
+import { atExit, freePort, msUntilReady, scratchDatabase } from "./support.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const TIMEOUT_MS = 60_000
@@ -70,24 +70,11 @@ const timeTyped = (command: string, args: ReadonlyArray<string>, env: Record<str
 const timeNpmStart = async (env: Record<string, string>) => {
   const port = await freePort()
   const started = performance.now()
-  let output = ""
   const child = spawn("npm", ["start"], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"], detached: true })
-  child.stdout.on("data", (d) => (output += d))
-  child.stderr.on("data", (d) => (output += d))
   atExit(() => {
     if (child.pid !== undefined && groupAlive(child.pid)) process.kill(-child.pid, "SIGKILL")
   })
-  const stop = () => stopGroup(child.pid)
-  while (performance.now() - started < TIMEOUT_MS && child.exitCode === null) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { ms: performance.now() - started, stop }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  console.error(`npm start did not answer /readyz within ${TIMEOUT_MS / 1000} s (exit ${child.exitCode}):\n${output.slice(-2000)}`)
-  return { ms: undefined, stop }
+  return { ms: await msUntilReady(child, port, started, "npm start"), stop: () => stopGroup(child.pid) }
 }
 
 /**

@@ -6,11 +6,11 @@
  * a tool refuses exactly what the route refuses, with the same
  * `VALIDATION_FAILED` issues.
  */
-import { AddressThrottle } from "../http/AddressThrottle.ts"
 import { CurrentAgent, InteractionCreated, StartActivityRequest, UpdateActivityRequest, ValidationFailed } from "@herald/api"
 import type { Interaction } from "@herald/api"
 import { Effect, Schema, SchemaIssue } from "effect"
 import { LiveActivities } from "../activities/LiveActivities.ts"
+import { AddressThrottle } from "../http/AddressThrottle.ts"
 import { Inbox } from "../inbox/Inbox.ts"
 import { Interactions } from "../interactions/Interactions.ts"
 import { Notifications } from "../notifications/Notifications.ts"

@@ -120,9 +120,9 @@ export interface OutboxShape {
   readonly wake: Effect.Effect<void>
   /**
    * One iteration of this node's drain worker (`runtime/Workers.ts` runs it
-   * in a loop): settle stale claims and orphans when due, claim and send one
-   * batch of due receipts, then, unless the batch was full, wait for a wake-up
-   * or the poll interval.
+   * in a loop): claim and send due receipts batch after batch while the batches
+   * come full (the next claimed while the one before is sent; stale claims and
+   * orphans settled when due), then wait for a wake-up or the poll interval.
    */
   readonly drain: Effect.Effect<void>
   /** One heartbeat of this node in `outbox_nodes`, due every `heartbeatEvery` (a worker of its own). */

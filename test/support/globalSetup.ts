@@ -3,7 +3,8 @@
  * every test file copies instead of creating and migrating its own (initdb of
  * an embedded PGlite alone costs seconds). On PostgreSQL it is a template
  * database (`CREATE DATABASE … TEMPLATE`); embedded, a closed PGlite data
- * directory copied file by file. Removed when the run ends.
+ * directory copied file by file, itself a copy of the installation's template
+ * where there is one. Removed when the run ends.
  */
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -11,6 +12,7 @@ import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
 import { embeddedClientLayer, postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { serveEmbedded } from "../../packages/server/src/db/Embedded.ts"
+import { seedFromTemplate } from "../../packages/server/src/db/EmbeddedTemplate.ts"
 import { runMigrations } from "../../packages/server/src/db/Migrations.ts"
 import { adminStatement, withDatabase } from "./postgresAdmin.ts"
 import { makeScratchDir } from "./scratchDir.ts"
@@ -42,12 +44,16 @@ const postgresTemplate = async (adminUrl: string) => {
 
 const embeddedTemplate = async () => {
   const dataDir = makeScratchDir("template")
-  // PGlite closes (a clean shut-down) with the scope, so the directory is whole when copied.
-  await Effect.runPromise(serveEmbedded(dataDir).pipe(
-    Effect.flatMap((socket) => Effect.scoped(Effect.provide(runMigrations, embeddedClientLayer(socket)))),
-    Effect.scoped,
-    Effect.orDie
-  ))
+  // The installation's template (db/EmbeddedTemplate.ts, built by `npm install` for these PGlite and
+  // migration files) is the same database: copying it saves the run its initdb and migrations.
+  if (await Effect.runPromise(seedFromTemplate(dataDir)) === undefined) {
+    // PGlite closes (a clean shut-down) with the scope, so the directory is whole when copied.
+    await Effect.runPromise(serveEmbedded(dataDir).pipe(
+      Effect.flatMap((socket) => Effect.scoped(Effect.provide(runMigrations, embeddedClientLayer(socket)))),
+      Effect.scoped,
+      Effect.orDie
+    ))
+  }
   return {
     template: { kind: "embedded", dataDir } as const,
     teardown: () => fs.rmSync(dataDir, { recursive: true, force: true })

@@ -15,6 +15,7 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -28,7 +29,8 @@ const migrationsDir = fileURLToPath(new URL("../../../../migrations/", import.me
 
 /** Where this installation's template lives, for the PGlite it has and the migration files beside it. */
 const templateLocation = () => {
-  const pglite = fileURLToPath(import.meta.resolve("@electric-sql/pglite"))
+  // Node's resolver (not `import.meta.resolve`, which a test runner's module loader may lack).
+  const pglite = createRequire(import.meta.url).resolve("@electric-sql/pglite")
   const marker = `${path.sep}node_modules${path.sep}`
   const at = pglite.lastIndexOf(marker)
   if (at < 0) throw new Error(`PGlite is not under a node_modules directory (${pglite})`)
@@ -122,7 +124,7 @@ const buildTemplate = (location: Location) =>
  * where the template is when it did. Never fails: undefined means PGlite runs
  * its own initdb on the directory, as it would have.
  */
-const seedFromTemplate = (dataDir: string) =>
+export const seedFromTemplate = (dataDir: string): Effect.Effect<Location | undefined> =>
   Effect.gen(function*() {
     const dir = path.resolve(dataDir)
     const pgdata = path.join(dir, "pgdata")

@@ -47,7 +47,7 @@ const journey = (env: Record<string, string>) =>
     const status = yield* agent.auth.status()
     assert.strictEqual(status.userId, person.id)
     assert.strictEqual(status.token.id, full.token.id)
-    assert.deepStrictEqual((yield* agent.tokens.list({ query: {} })).items.map((t) => t.id), [narrow.token.id, full.token.id])
+    assert.deepStrictEqual((yield* agent.tokens.list()).items.map((t) => t.id), [narrow.token.id, full.token.id])
     assert.deepStrictEqual((yield* agent.devices.list()).items.map((d) => d.id), [phone.id])
 
     // 401s, 403 and 404s.

@@ -99,7 +99,8 @@ export const pushVariables = {
   }),
   timeoutMs: Env.integer("PUSH_TIMEOUT_MS", {
     default: 10_000,
-    description: "Upper bound of one push request to APNs, FCM or a Web Push service, in milliseconds (positive); a timeout is retried later."
+    positive: true,
+    description: "Upper bound of one push request to APNs, FCM or a Web Push service, in milliseconds; a timeout is retried later."
   }),
   webPushSubject: Env.optionalString("HERALD_WEBPUSH_SUBJECT", {
     blankIsUnset: true,
@@ -251,7 +252,6 @@ const resolveFcm = (r: Raw): Effect.Effect<Option.Option<FcmConfig>, Config.Conf
 export const pushConfig: Config.Config<PushConfigShape> = raw.pipe(
   Config.mapEffect((r) =>
     Effect.gen(function*() {
-      if (r.timeoutMs <= 0) return yield* fail(`PUSH_TIMEOUT_MS must be a positive number of milliseconds, not ${r.timeoutMs}`)
       const apns = yield* resolveApns(r)
       const fcm = yield* resolveFcm(r)
       const webPushSubject = yield* resolveWebPushSubject(r)

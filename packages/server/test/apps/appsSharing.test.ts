@@ -105,7 +105,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       assert.deepStrictEqual(yield* receiptsOf(sharerPhone.id), [], "the sharer is not told")
       assert.deepStrictEqual((yield* member.app.devices.deliveries({ params: { id: sharerPhone.id } })).items, [])
 
-      const inbox = yield* owner.agent.inbox.list({ query: {} })
+      const inbox = yield* owner.agent.inbox.list()
       assert.strictEqual(inbox.items.length, 1)
       assert.deepStrictEqual({ ...inbox.items[0]!.app! }, { id: loud.id, name: "Loud", origin: "https://loud.example.test", iconUrl: null })
       assert.deepStrictEqual((yield* owner.app.devices.deliveries({ params: { id: ownerPhone.id } })).items.length, 1)
@@ -129,7 +129,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       const plain = yield* sentNotification(owner.agent.notifications.create({ payload: { title: "No app", body: "b" } }))
       assert.isUndefined(plain.notification.appId)
 
-      const items = (yield* owner.agent.inbox.list({ query: {} })).items
+      const items = (yield* owner.agent.inbox.list()).items
       assert.deepStrictEqual(items.map((i) => i.app?.id ?? null), [null, teams.id, mine.id])
       assert.deepStrictEqual({ ...items[2]!.app! }, { id: mine.id, name: "Mine", origin: "https://mine.example.test", iconUrl: "https://mine.example.test/i.png" })
       const detail = yield* owner.agent.inbox.get({ params: { id: `notification:${sent.notification.id}` } })
@@ -137,7 +137,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
 
       // A deleted app: the item stays, its `app` reads null.
       yield* owner.agent.apps.remove({ params: { id: mine.id } })
-      const after = (yield* owner.agent.inbox.list({ query: {} })).items
+      const after = (yield* owner.agent.inbox.list()).items
       assert.deepStrictEqual(after.map((i) => i.app?.id ?? null), [null, teams.id, null])
     }))
 
@@ -164,9 +164,9 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("sh
       const app = yield* member.agent.apps.create({ payload: { name: "Temp", url: "https://temp.example.test/" } })
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId, notify: false } })
       yield* sentNotification(owner.agent.notifications.create({ payload: { title: "t", body: "b", appId: app.id } }))
-      assert.strictEqual((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app?.id, app.id)
+      assert.strictEqual((yield* owner.agent.inbox.list()).items[0]!.app?.id, app.id)
       yield* member.agent.apps.share({ params: { id: app.id }, payload: { teamId: null } })
-      assert.isNull((yield* owner.agent.inbox.list({ query: {} })).items[0]!.app)
+      assert.isNull((yield* owner.agent.inbox.list()).items[0]!.app)
       const someoneElse = yield* withClients(yield* makePerson("else"))
       assert.strictEqual((yield* Effect.flip(someoneElse.agent.apps.get({ params: { id: app.id } })))._tag, "NotFound")
     }))

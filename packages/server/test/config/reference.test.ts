@@ -44,4 +44,11 @@ describe("configuration reference", () => {
       assert.isAbove(v.description.length, 10, v.name)
     }
   })
+
+  it("refuses 0 and negative counts unless 0 has a stated meaning", () => {
+    // A range that admits 0 ("≥ 0", "0–…") must say what 0 does, e.g. that it turns a limit off.
+    const admitsZero = (type: string) => /^(integer|number) (≥ ?-?0\b|-?0–|≤)/.test(type) || /^(integer|number)$/.test(type)
+    const silent = sections.flatMap((s) => s.variables).filter((v) => admitsZero(v.type) && !v.type.includes("(`0`"))
+    assert.deepStrictEqual(silent.map((v) => `${v.name}: ${v.type}`), [])
+  })
 })

@@ -34,7 +34,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("co
       const delivery = yield* client.webhooks.test({ params: { id: created.webhook.id } })
       const second = yield* client.webhooks.test({ params: { id: created.webhook.id } })
 
-      const { items } = yield* client.connectors.deliveries({ params: { id: connector.id }, query: {} })
+      const { items } = yield* client.connectors.deliveries({ params: { id: connector.id } })
       assert.deepStrictEqual(items.map((d) => d.deliveryId), [delivery.id, second.id])
       const first = items[0]!
       assert.strictEqual(first.path, "/hooks/deploys?team=a")
@@ -60,12 +60,12 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("co
         }
       })
       assert.strictEqual(granted.path, first.path)
-      const after = yield* client.connectors.deliveries({ params: { id: connector.id }, query: {} })
+      const after = yield* client.connectors.deliveries({ params: { id: connector.id } })
       assert.deepStrictEqual(after.items.map((d) => d.deliveryId), [second.id])
 
       // Without its reply webhook a delivery still reaches the gateway, unsigned.
       yield* client.webhooks.remove({ params: { id: created.webhook.id } })
-      const orphaned = yield* client.connectors.deliveries({ params: { id: connector.id }, query: {} })
+      const orphaned = yield* client.connectors.deliveries({ params: { id: connector.id } })
       assert.deepStrictEqual(orphaned.items.map((d) => d.deliveryId), [second.id])
       assert.isUndefined(orphaned.items[0]!.headers["webhook-signature"])
     }))
@@ -76,7 +76,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("co
       const stranger = yield* makePerson("gateway-stranger")
       const { connector } = yield* (yield* clientOf(owner)).connectors.create({ payload: connectorBody() })
       const strangerClient = yield* clientOf(stranger)
-      assert.strictEqual(yield* outcome(strangerClient.connectors.deliveries({ params: { id: connector.id }, query: {} })), "NotFound")
+      assert.strictEqual(yield* outcome(strangerClient.connectors.deliveries({ params: { id: connector.id } })), "NotFound")
       const secret = yield* secretOf(owner)
       for (const limit of ["0", "101", "x"]) {
         const answer = yield* raw(secret, "GET", `/connectors/${connector.id}/deliveries?limit=${limit}`)

@@ -16,7 +16,7 @@ const feedScopes = [...scopes, "events:read", "interactions:create"] as const
 
 /** The feed's live-activity entries, newest first, as `[title, detail, result]`, with the source of each. */
 const entries = (agent: Agent) =>
-  Effect.map(agent.client.history.activityFeed({ query: {} }), (page) =>
+  Effect.map(agent.client.history.activityFeed(), (page) =>
     page.items.filter((i) => i.kind === "live_activity").map((i) => ({ line: [i.title, i.detail, i.result], source: i.sourceName, url: i.url })))
 
 layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("live activities in the activity feed", (it) => {

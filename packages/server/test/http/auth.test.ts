@@ -70,14 +70,14 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("a
       assert.deepStrictEqual(result, { ok: true })
       const error = yield* Effect.flip(agent.client.auth.status())
       assert.strictEqual(error._tag, "Unauthorized")
-      const tokens = yield* agent.app.tokens.list({ query: {} })
+      const tokens = yield* agent.app.tokens.list()
       assert.isString(tokens.items.find((t) => t.id === agent.token.id)?.revokedAt)
     }))
 
   it.effect("a missing scope is 403 MISSING_SCOPE naming every missing scope", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(["services:read"])
-      const error = yield* Effect.flip(agent.client.tokens.list({ query: {} }))
+      const error = yield* Effect.flip(agent.client.tokens.list())
       assert.strictEqual(error._tag, "MissingScope")
       if (error._tag === "MissingScope") {
         assert.strictEqual(error.code, "MISSING_SCOPE")
@@ -91,7 +91,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("a
   it.effect("a token with every scope passes every scope check", () =>
     Effect.gen(function*() {
       const agent = yield* makeAgent(Scopes)
-      yield* agent.client.tokens.list({ query: {} })
+      yield* agent.client.tokens.list()
       yield* agent.client.devices.list()
       assert.strictEqual((yield* agent.client.auth.status()).token.scopes.length, Scopes.length)
     }))

@@ -37,7 +37,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
       assert.strictEqual(created.token.kind, "token")
       assert.strictEqual(created.token.oauthClient, null)
       assert.strictEqual(created.token.revokedAt, null)
-      const listed = yield* app.tokens.list({ query: {} })
+      const listed = yield* app.tokens.list()
       assert.strictEqual(listed.items.length, 1)
       const raw = yield* rawFetch("/api/app/tokens", { headers: { authorization: `Bearer ${session}` } })
       assert.notInclude(JSON.stringify(raw.body), created.secret)
@@ -48,13 +48,13 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("i
     Effect.gen(function*() {
       const agent = yield* makeAgent(["tokens:manage"])
       const other = yield* agent.app.tokens.create({ payload: { name: "other", scopes: [] } })
-      const listed = yield* agent.client.tokens.list({ query: {} })
+      const listed = yield* agent.client.tokens.list()
       assert.deepStrictEqual(listed.items.map((t) => t.name), ["other", "test agent"])
       const revoked = yield* agent.client.tokens.revoke({ params: { id: other.token.id } })
       assert.deepStrictEqual(revoked, { ok: true })
       const again = yield* agent.client.tokens.revoke({ params: { id: other.token.id } })
       assert.deepStrictEqual(again, { ok: true })
-      const after = yield* agent.client.tokens.list({ query: {} })
+      const after = yield* agent.client.tokens.list()
       assert.isString(after.items.find((t) => t.id === other.token.id)?.revokedAt)
       assert.isNull(after.items.find((t) => t.id === agent.token.id)?.revokedAt)
     }))
@@ -201,12 +201,12 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("o
       yield* sql`INSERT INTO api_tokens (id, user_id, name, prefix, token_hash, scopes, kind, oauth_client_id)
                  VALUES (${tokenId}, ${agent.person.id}, 'Remote Tool', 'hld_remote00', ${`hash-${tokenId}`}, ARRAY['inbox:read'], 'oauth', ${clientId})`
       yield* sql`INSERT INTO oauth_refresh_grants (id, token_id, token_hash) VALUES (${`grt_${tokenId}`}, ${tokenId}, ${`refresh-${tokenId}`})`
-      const listed = (yield* agent.client.tokens.list({ query: {} })).items.find((t) => t.id === tokenId)!
+      const listed = (yield* agent.client.tokens.list()).items.find((t) => t.id === tokenId)!
       assert.strictEqual(listed.kind, "oauth")
       assert.deepStrictEqual({ ...listed.oauthClient }, { clientId, name: "Remote Tool" })
       yield* agent.client.tokens.revoke({ params: { id: tokenId } })
       const [grant] = yield* sql<{ revokedAt: string | null }>`SELECT revoked_at FROM oauth_refresh_grants WHERE token_id = ${tokenId}`
       assert.isString(grant!.revokedAt)
-      assert.isString((yield* agent.client.tokens.list({ query: {} })).items.find((t) => t.id === tokenId)!.revokedAt)
+      assert.isString((yield* agent.client.tokens.list()).items.find((t) => t.id === tokenId)!.revokedAt)
     }).pipe(Effect.orDie))
 })

@@ -45,7 +45,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
         assert.deepStrictEqual((push?.payload as { aps: { alert: unknown } }).aps.alert, { title: "Disk 91% full", body: "db-1 /var is at 91%" })
       }
 
-      const events = yield* eventually(agent.client.history.events({ query: {} }), (e) => e.items[0]?.status === "delivered")
+      const events = yield* eventually(agent.client.history.events(), (e) => e.items[0]?.status === "delivered")
       const event = events.items[0]!
       assert.strictEqual(event.id, eventId)
       assert.strictEqual(event.serviceId, svc.id)
@@ -86,7 +86,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.deepStrictEqual(byDevice.get(tablet.id), ["accepted", null])
       // What the removed phone still had queued will never go.
       assert.deepStrictEqual(byDevice.get(flaky.id), ["error", "DeviceRemoved"])
-      const event = (yield* agent.client.history.events({ query: {} })).items.find((e) => e.id === eventId)!
+      const event = (yield* agent.client.history.events()).items.find((e) => e.id === eventId)!
       assert.strictEqual(event.deliveredCount, 2)
     }))
 
@@ -96,7 +96,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       const { path } = yield* service(agent, "Backups")
       const accepted = yield* post(path, "nightly backup finished in 4m12s", "text/plain")
       assert.strictEqual(accepted.status, 202)
-      const [event] = (yield* agent.client.history.events({ query: {} })).items
+      const [event] = (yield* agent.client.history.events()).items
       assert.isNull(event?.title)
       assert.strictEqual(event?.body, "nightly backup finished in 4m12s")
       assert.strictEqual(event?.status, "no_devices")
@@ -111,7 +111,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       const { path } = yield* service(agent)
       yield* post(path, JSON.stringify({ body: "one" }))
       const [first] = (yield* eventually(
-        agent.client.history.events({ query: {} }),
+        agent.client.history.events(),
         (e) => e.items[0]?.status === "partial"
       )).items
       assert.strictEqual(first?.deliveredCount, 1)
@@ -125,10 +125,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.lengthOf(events.items, 1)
       assert.strictEqual(events.items[0]?.deliveredCount, 1)
       assert.isNull(events.items[0]?.error)
-      assert.lengthOf((yield* agent.client.history.events({ query: {} })).items, 2)
+      assert.lengthOf((yield* agent.client.history.events()).items, 2)
 
       const other = yield* makeAgent(["events:read"])
-      assert.deepStrictEqual((yield* other.client.history.events({ query: {} })).items, [])
+      assert.deepStrictEqual((yield* other.client.history.events()).items, [])
       const { baseUrl } = yield* TestServer
       for (const limit of ["0", "101", "x"]) {
         const response = yield* Effect.promise(() =>
@@ -162,7 +162,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       }
       const extra = yield* post(path, JSON.stringify({ body: "x", extra: 1 }))
       assert.strictEqual(extra.status, 202)
-      const [event] = (yield* agent.client.history.events({ query: {} })).items
+      const [event] = (yield* agent.client.history.events()).items
       assert.deepStrictEqual([event?.body, event?.payload], ["x", { body: "x", extra: 1 }])
       assert.strictEqual((yield* post(path, "", "text/plain")).status, 400)
       assert.strictEqual((yield* post(path, "<x/>", "application/xml")).status, 202)

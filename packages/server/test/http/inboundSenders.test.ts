@@ -68,7 +68,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "90 seconds" })("in
         // Nothing a sender sends is refused or lost: the payload is kept, unknown fields included.
         assert.deepStrictEqual(event.payload, JSON.parse(fixture(name)), name)
       }
-      const events = (yield* agent.client.history.events({ query: {} })).items
+      const events = (yield* agent.client.history.events()).items
       const byFormat = new Map(events.map((e) => [e.format, e]))
       assert.strictEqual(byFormat.get("grafana")?.body, "• This alert was triggered for zone us-1\n• This alert was triggered for zone eu-1")
       assert.strictEqual(byFormat.get("grafana")?.url, "https://play.grafana.org/alerting/1afz29v7z/edit")

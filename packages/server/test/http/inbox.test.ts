@@ -67,7 +67,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
         assert.deepStrictEqual(foreign.body, { error: "Inbox item not found.", code: "NOT_FOUND" })
       }
       assert.strictEqual((yield* Effect.flip(a.client.inbox.get({ params: { id: theirs! } })))._tag, "NotFound")
-      assert.deepStrictEqual((yield* a.client.inbox.list({ query: {} })).items, [])
+      assert.deepStrictEqual((yield* a.client.inbox.list()).items, [])
       assert.deepStrictEqual(plain(yield* a.client.inbox.projects()), { projects: [], totalUnread: 0 })
       // b's item is untouched by a's attempts.
       const detail = yield* b.client.inbox.get({ params: { id: theirs! } })
@@ -104,7 +104,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
         bodyFormat: "markdown",
         url: "https://ci.example/1"
       }])
-      const page = yield* agent.client.inbox.list({ query: {} })
+      const page = yield* agent.client.inbox.list()
       assert.strictEqual(page.items.length, 20)
       assert.deepStrictEqual(page.items.map((i) => i.id), [event!, ...ids.slice(-19).reverse()])
       assert.isString(page.nextCursor)
@@ -248,7 +248,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
           latestAt: "string"
         }
       ])
-      yield* agent.client.inbox.readAll({ payload: { readThroughToken: (yield* agent.client.inbox.list({ query: {} })).readThroughToken } })
+      yield* agent.client.inbox.readAll({ payload: { readThroughToken: (yield* agent.client.inbox.list()).readThroughToken } })
       const after = yield* agent.client.inbox.projects()
       assert.strictEqual(after.totalUnread, 0)
       assert.deepStrictEqual(after.projects.map((p) => p.unreadCount), [0, 0, 0])

@@ -84,7 +84,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("i
       const second = yield* agent.client.inbox.list({ query: { unread: "true", limit: 3, cursor: first.nextCursor! } })
       assert.deepStrictEqual(second.items.map((i) => i.id), unread.slice(3))
       assert.isNull(second.nextCursor)
-      const all = yield* agent.client.inbox.list({ query: {} })
+      const all = yield* agent.client.inbox.list()
       assert.isString(all.items.find((i) => i.id === ids[1])!.readAt)
       assert.isNull(all.items.find((i) => i.id === ids[0])!.readAt)
     }))

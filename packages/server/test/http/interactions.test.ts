@@ -62,7 +62,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(detail.origin, "interaction")
       assert.strictEqual(detail.status, "pending")
       assert.strictEqual(detail.projectId, "deploys")
-      const feed = yield* agent.client.history.activityFeed({ query: {} })
+      const feed = yield* agent.client.history.activityFeed()
       assert.strictEqual(feed.items[0]?.kind, "response")
       assert.isNull(feed.items[0]?.result)
 
@@ -77,7 +77,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       const after = yield* agent.client.inbox.get({ params: { id: `interaction:${i.id}` } })
       assert.strictEqual(after.status, "approved")
       assert.isNotNull(after.readAt)
-      const feedAfter = yield* agent.client.history.activityFeed({ query: {} })
+      const feedAfter = yield* agent.client.history.activityFeed()
       assert.strictEqual(feedAfter.items[0]?.result, "approved")
     }))
 
@@ -171,7 +171,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(woken.status, "approved")
       assert.isBelow(Date.now() - answeredAt, 1000)
       // An ended prompt answers at once.
-      const again = yield* agent.client.interactions.wait({ params: { id: interaction.id }, query: {} })
+      const again = yield* agent.client.interactions.wait({ params: { id: interaction.id } })
       assert.strictEqual(again.status, "approved")
     }))
 
@@ -289,7 +289,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("in
       assert.strictEqual(denied._tag, "MissingScope")
       const asker = yield* makeAgent(["interactions:create"])
       const { interaction } = yield* ask(asker)
-      const noRead = yield* Effect.flip(asker.client.interactions.wait({ params: { id: interaction.id }, query: {} }))
+      const noRead = yield* Effect.flip(asker.client.interactions.wait({ params: { id: interaction.id } }))
       assert.strictEqual(noRead._tag, "MissingScope")
       const canceled = yield* asker.client.interactions.cancel({ params: { id: interaction.id } })
       assert.strictEqual(canceled.status, "canceled")

@@ -186,7 +186,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("no
       const [push] = yield* deliveries(agent, phone.id)
       assert.strictEqual((push?.payload as { aps: { alert: { body: string } } }).aps.alert.body, "v2 is live")
 
-      const page = yield* agent.client.inbox.list({ query: {} })
+      const page = yield* agent.client.inbox.list()
       assert.strictEqual(page.items[0]?.id, `notification:${notification.id}`)
       assert.strictEqual(page.items[0]?.preview, "v2 is live")
       assert.strictEqual(page.items[0]?.bodyFormat, "markdown")
@@ -212,7 +212,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("ac
         const { notification } = yield* sentNotification(agent.client.notifications.create({ payload: { title: `n${i}`, body: `**body** ${i}`, bodyFormat: "markdown" } }))
         sent.push(notification.id)
       }
-      const first = yield* agent.client.history.activityFeed({ query: {} })
+      const first = yield* agent.client.history.activityFeed()
       assert.strictEqual(first.page, 1)
       assert.strictEqual(first.pageSize, 20)
       assert.strictEqual(first.total, 22)
@@ -225,7 +225,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("ac
       assert.lengthOf((yield* agent.client.history.activityFeed({ query: { page: 3 } })).items, 0)
 
       const other = yield* makeAgent(["events:read"])
-      assert.strictEqual((yield* other.client.history.activityFeed({ query: {} })).total, 0)
+      assert.strictEqual((yield* other.client.history.activityFeed()).total, 0)
       const bad = yield* rawFetch("/api/agent/activity-feed?page=0", { headers: { authorization: `Bearer ${agent.secret}` } })
       assert.strictEqual(bad.status, 400)
     }))

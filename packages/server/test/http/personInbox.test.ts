@@ -66,7 +66,7 @@ layer(TestServerLayer, { timeout: "180 seconds", excludeTestServices: true })("p
         assert.deepStrictEqual(foreign.body, absent.body, suffix)
       }
       assert.isFalse((yield* app.inbox.list({ query: { limit: 50 } })).items.some((i) => i.id === theirs))
-      const otherToken = (yield* (yield* personClient(other.session)).inbox.list({ query: {} })).readThroughToken
+      const otherToken = (yield* (yield* personClient(other.session)).inbox.list()).readThroughToken
       const refused = yield* rawFetch("/api/app/inbox/read-all", {
         method: "POST",
         headers: { authorization: `Bearer ${me.session}`, "content-type": "application/json" },

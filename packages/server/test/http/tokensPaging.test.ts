@@ -14,7 +14,7 @@ layer(TestServerLayer, { timeout: "120 seconds", excludeTestServices: true })("t
       const agent = yield* makeAgent(["tokens:manage"])
       const extra = TOKENS_LIST_LIMIT.default + 2
       for (let i = 0; i < extra; i++) yield* agent.app.tokens.create({ payload: { name: `t${i}`, scopes: [] } })
-      const first = yield* agent.client.tokens.list({ query: {} })
+      const first = yield* agent.client.tokens.list()
       assert.strictEqual(first.items.length, TOKENS_LIST_LIMIT.default)
       assert.strictEqual(first.items[0]!.name, `t${extra - 1}`)
       assert.strictEqual(first.nextCursor, first.items[first.items.length - 1]!.id)

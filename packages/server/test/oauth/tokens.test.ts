@@ -42,7 +42,7 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth tokens", (it) => {
       assert.deepStrictEqual(status.token.scopes, [...MCP_SCOPES])
 
       const app = yield* personClient(session)
-      const listed = yield* app.tokens.list({ query: {} })
+      const listed = yield* app.tokens.list()
       assert.strictEqual(listed.items.length, 1)
       const grant = listed.items[0]!
       assert.strictEqual(grant.kind, "oauth")
@@ -119,7 +119,7 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth tokens", (it) => {
       assert.strictEqual(yield* agentAuthStatus(tokens.access_token), 401)
       const refreshed = yield* refresh(client.client_id, tokens.refresh_token)
       assert.strictEqual((refreshed.body as { error: string }).error, "invalid_grant")
-      const listed = yield* (yield* personClient(session)).tokens.list({ query: {} })
+      const listed = yield* (yield* personClient(session)).tokens.list()
       assert.isNotNull(listed.items[0]!.revokedAt)
     }))
 
@@ -200,7 +200,7 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth tokens", (it) => {
       assert.strictEqual(second.status, 200)
       assert.strictEqual(yield* agentAuthStatus(first.tokens.access_token), 401)
       assert.strictEqual(yield* agentAuthStatus((second.body as { access_token: string }).access_token), 200)
-      const listed = yield* (yield* personClient(session)).tokens.list({ query: {} })
+      const listed = yield* (yield* personClient(session)).tokens.list()
       assert.deepStrictEqual(listed.items.map((t) => t.revokedAt === null), [true, false])
     }))
 
@@ -209,7 +209,7 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth tokens", (it) => {
       const { session } = yield* makePerson("revoke")
       const { client, tokens } = yield* connect(session)
       const app = yield* personClient(session)
-      const grant = (yield* app.tokens.list({ query: {} })).items[0]!
+      const grant = (yield* app.tokens.list()).items[0]!
       yield* app.tokens.revoke({ params: { id: grant.id } })
       assert.strictEqual(yield* agentAuthStatus(tokens.access_token), 401)
       const refreshed = yield* refresh(client.client_id, tokens.refresh_token)
@@ -223,7 +223,7 @@ layer(TestServerLayer, { timeout: 60_000 })("OAuth tokens", (it) => {
       const manager = yield* connect(session, { scope: "tokens:manage" })
       const other = yield* connect(session)
       const agent = yield* agentClient(manager.tokens.access_token)
-      const listed = yield* agent.tokens.list({ query: {} })
+      const listed = yield* agent.tokens.list()
       const target = listed.items.find((t) => t.oauthClient?.clientId === other.client.client_id)!
       assert.strictEqual(target.kind, "oauth")
       yield* agent.tokens.revoke({ params: { id: target.id } })

@@ -88,7 +88,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("pa
 
       // The paged person's inbox lists the page, with its status.
       const reader = yield* agentOf(member, ["inbox:read"])
-      const inbox = yield* reader.inbox.list({ query: {} })
+      const inbox = yield* reader.inbox.list()
       assert.includeMembers(inbox.items.filter((i) => i.origin === "page").map((i) => i.id), ids.map((id) => `page:${id}`))
       const detail = yield* reader.inbox.get({ params: { id: `page:${ids[0]!}` } })
       assert.strictEqual(detail.status, "resolved")

@@ -114,7 +114,7 @@ describe("PushConfig", () => {
       )
       const plain = yield* read({ FCM_SERVICE_ACCOUNT: JSON.stringify(serviceAccount.json), FCM_ENDPOINT: "http://127.0.0.1:8080" })
       assert.deepStrictEqual(Option.flatMap(plain.fcm, (f) => Option.map(f.endpoint, (u) => u.protocol)), Option.some("http:"))
-      assert.include(yield* failure({ PUSH_TIMEOUT_MS: "0" }), "PUSH_TIMEOUT_MS must be a positive")
+      assert.include(yield* failure({ PUSH_TIMEOUT_MS: "0" }), "PUSH_TIMEOUT_MS must be an integer above 0, not \"0\"")
     }))
 
   it("documents every variable it reads", () => {

@@ -91,7 +91,7 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "120 seconds" })("a
       const client = yield* agentOf(owner, ["teams:read"])
       const text = yield* client.audit.list({ params: { id: teamId }, query: { format: "csv" } })
       assert.strictEqual(text, answer.text)
-      const page = (yield* client.audit.list({ params: { id: teamId }, query: {} })) as AuditLogPage
+      const page = (yield* client.audit.list({ params: { id: teamId } })) as AuditLogPage
       assert.deepStrictEqual(page.entries.map((e) => e.id), ["aud_csv_formula", "aud_csv_plain"])
 
       // One operation, two documented content types.

@@ -174,10 +174,10 @@ layer(TestServerLayer, { excludeTestServices: true, timeout: "60 seconds" })("we
       assert.strictEqual((yield* Effect.flip(agents.outsider.inbox.get(ref)))._tag, "NotFound")
 
       // GET /events stays the creator's: the event counts every recipient's devices.
-      const events = yield* eventually(agents.creator.history.events({ query: {} }), (e) => e.items[0]?.status === "delivered")
+      const events = yield* eventually(agents.creator.history.events(), (e) => e.items[0]?.status === "delivered")
       assert.strictEqual(events.items[0]?.id, eventId)
       assert.strictEqual(events.items[0]?.deliveredCount, 3)
-      assert.deepStrictEqual((yield* agents.member.history.events({ query: {} })).items, [])
+      assert.deepStrictEqual((yield* agents.member.history.events()).items, [])
     }))
 
   it.effect("the family owner renames and deletes but never sees the webhook URL; the family's log has each change", () =>

@@ -36,7 +36,7 @@
  *
  * `--quick` (mode.ts): the summary's rows in under 2 minutes; prompts, pages, the cluster part, the soak and the raw
  * baselines left out.
- * 8. The test suite (suite.ts, issue 36): `npm test` on the embedded database with the caches emptied, last
+ * 8. The test suite (suite.ts, issue 36): `npm test` on the embedded database with a fresh clone's caches, last
  *    (target ≤ 240 s); never with `--quick`.
  *
  * `BENCH_ONLY=startup|auth|notifications|prompts|activities|pages|failover|fanout|suite` runs one part; `BENCH_PROFILE=<dir>`

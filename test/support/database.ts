@@ -54,6 +54,9 @@ const postgresDatabase = (empty: boolean) =>
 /** Creates a database on the test server, at the latest schema; dropped when the scope closes. */
 export const freshPostgres = postgresDatabase(false)
 
+/** Creates an empty database on the test server (no schema: a restore's target); dropped when the scope closes. */
+export const emptyPostgres = postgresDatabase(true)
+
 /** A temporary data directory, removed when the scope closes. */
 export const tempDir = (label: string) =>
   Effect.acquireRelease(

@@ -46,8 +46,21 @@ describe("configuration reference", () => {
   })
 
   it("refuses 0 and negative counts unless 0 has a stated meaning", () => {
-    // A range that admits 0 ("≥ 0", "0–…") must say what 0 does, e.g. that it turns a limit off.
-    const admitsZero = (type: string) => /^(integer|number) (≥ ?-?0\b|-?0–|≤)/.test(type) || /^(integer|number)$/.test(type)
+    // A numeric range that admits 0 must say what 0 does (e.g. that it turns a limit off): `(\`0\` …)`.
+    const admitsZero = (type: string) => {
+      const bounds = /^(?:integer|number)(?: (.*))?$/.exec(type.replace(/ \(`0`.*\)$/, ""))
+      if (bounds === null) return false
+      const [, range = ""] = bounds
+      const between = /^(-?[\d.]+)–(-?[\d.]+)$/.exec(range)
+      if (between !== null) return Number(between[1]) <= 0 && Number(between[2]) >= 0
+      const atLeast = /(?:^≥|\bat least) (-?[\d.]+)\b/.exec(range)
+      if (atLeast !== null) return Number(atLeast[1]) <= 0
+      const atMost = /^≤ (-?[\d.]+)$/.exec(range)
+      if (atMost !== null) return Number(atMost[1]) >= 0
+      return range !== "above 0"
+    }
+    assert.isTrue(admitsZero("integer ≥ -5") && admitsZero("number") && !admitsZero("integer 1–1440") &&
+      !admitsZero("integer (milliseconds, at least 1)"), "the rule reads the ranges")
     const silent = sections.flatMap((s) => s.variables).filter((v) => admitsZero(v.type) && !v.type.includes("(`0`"))
     assert.deepStrictEqual(silent.map((v) => `${v.name}: ${v.type}`), [])
   })

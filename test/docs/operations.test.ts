@@ -11,12 +11,18 @@ import * as path from "node:path"
 const root = path.resolve(import.meta.dirname, "../..")
 const operations = fs.readFileSync(path.join(root, "docs/operations.md"), "utf8")
 
-/** The text of the section under the `## heading` (to the next heading of its level or above). */
+/** The text of the section under `## heading`, to the next heading of its level or above outside a code block. */
 const section = (heading: string) => {
-  const start = operations.indexOf(`\n## ${heading}`)
+  const lines = operations.split("\n")
+  const start = lines.indexOf(`## ${heading}`)
   assert.isAtLeast(start, 0, `docs/operations.md has no "## ${heading}"`)
-  const end = operations.slice(start + 1).search(/\n#{1,2} (?!The embedded database, kept|PostgreSQL \(no volume)/)
-  return end < 0 ? operations.slice(start) : operations.slice(start, start + 1 + end)
+  let fenced = false
+  let end = start + 1
+  for (; end < lines.length; end++) {
+    if (lines[end]!.startsWith("```")) fenced = !fenced
+    else if (!fenced && /^#{1,2} /.test(lines[end]!)) break
+  }
+  return lines.slice(start, end).join("\n")
 }
 
 describe("docs/operations.md", () => {

@@ -171,7 +171,7 @@ export const startCluster = (n: number, env: Record<string, string> = {}) =>
 export const logsOnFailure = (cluster: Cluster) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.tapCause(self, () => Effect.sync(() => console.error(`cluster logs (the test failed):\n${cluster.logTails(60)}`)))
 
-/** A person made with the CLI (as an operator would), with a Person API session. */
+/** A person with a Person API session, made as `herald admin` makes them (familyOncall.ts `dbPerson`). */
 export const makePerson = (cluster: Cluster, name: string) => dbPerson(cluster.env, name)
 
 export const personClient = (node: ClusterNode, session: string) =>

@@ -6,13 +6,11 @@
  * then answer it through the Person API, as the app would.
  */
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../packages/server/src/config/AppConfig.ts"
-import { cliDatabaseLayer } from "../../packages/server/src/db/Database.ts"
+import { Context, Effect, Layer } from "effect"
 import { childDatabase } from "./database.ts"
 import { eventually } from "./eventually.ts"
 import { startServer } from "./process.ts"
-import { personOn } from "./serverClients.ts"
+import { onDatabaseOf, personOn } from "./serverClients.ts"
 import { moveDeadline } from "./prompts.ts"
 
 type AppClient = HeraldPersonClient["Service"]
@@ -47,10 +45,6 @@ export const GateLayer = Layer.effect(Gate, Effect.gen(function*() {
     HeraldClient.layer({ baseUrl: server.baseUrl, token: token.secret, retries: 0 })
   )
   const device = yield* app.devices.register({ payload: { platform: "ios", deviceName: "phone", pushToken: `gate-${Date.now()}` } })
-  const offline = cliDatabaseLayer.pipe(
-    Layer.provide(AppConfig.layer),
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(database)))
-  )
   return {
     baseUrl: server.baseUrl,
     env: { HERALD_URL: server.baseUrl, HERALD_TOKEN: token.secret },
@@ -58,7 +52,7 @@ export const GateLayer = Layer.effect(Gate, Effect.gen(function*() {
     app,
     agent,
     deviceId: device.id,
-    expireNow: (id: string) => Effect.scoped(moveDeadline(id, Date.now()).pipe(Effect.provide(offline))).pipe(Effect.asVoid, Effect.orDie)
+    expireNow: (id: string) => Effect.asVoid(onDatabaseOf(database)(moveDeadline(id, Date.now())))
   }
 }).pipe(Effect.orDie))
 

@@ -4,7 +4,7 @@
  * create`: those are in adminPeople.ts, which loads Identity alone. Each prints
  * exactly one JSON object on stdout (logs go to stderr), so scripts can pipe it into `jq`.
  */
-import { Console, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Identity } from "@herald/server/identity/Identity"
 import { Signing } from "@herald/server/miniApps/Signing"
 import { WebPushKeys } from "@herald/server/push/WebPushKeys"
@@ -12,9 +12,8 @@ import { OAuthClients } from "@herald/server/oauth/OAuthClients"
 import { SignInLinks } from "@herald/server/oauth/SignInLinks"
 import { operatorActor } from "@herald/server/teams/AuditTrail"
 import { Teams } from "@herald/server/teams/Teams"
+import { printJson } from "./adminPeople.ts"
 import { CliDatabase } from "./database.ts"
-
-const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
 /** A one-time browser sign-in link (oauth/SignInLinks.ts), built on the public URL as the server computes it. */
 export const sessionLink = (user: string, next: string | undefined) =>

@@ -8,7 +8,8 @@ import { Console, Effect } from "effect"
 import { Identity } from "@herald/server/identity/Identity"
 import { CliDatabase } from "./database.ts"
 
-const printJson = (value: unknown) => Console.log(JSON.stringify(value))
+/** One JSON object on stdout: what every `herald admin` command prints. */
+export const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
 const withIdentity = <A, E>(f: (identity: Identity["Service"]) => Effect.Effect<A, E>) =>
   Effect.flatMap(Identity, f).pipe(Effect.provide(Identity.layer), Effect.provide(CliDatabase))

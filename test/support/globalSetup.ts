@@ -1,5 +1,5 @@
 /**
- * Once per `vitest run`: one database migrated to the latest schema, which
+ * Once per `vitest run`: the `herald` bundle made current, and one database migrated to the latest schema, which
  * every test file copies instead of creating and migrating its own (initdb of
  * an embedded PGlite alone costs seconds). On PostgreSQL it is a template
  * database (`CREATE DATABASE … TEMPLATE`); embedded, a closed PGlite data
@@ -10,6 +10,8 @@ import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
+import { bundleIsCurrent } from "../../apps/herald/src/bundle.ts"
+import { buildBundle } from "../../apps/herald/scripts/bundle.ts"
 import { embeddedClientLayer, postgresLayer } from "../../packages/server/src/db/Database.ts"
 import { serveEmbedded } from "../../packages/server/src/db/Embedded.ts"
 import { seedFromTemplate } from "../../packages/server/src/db/EmbeddedTemplate.ts"
@@ -61,6 +63,9 @@ const embeddedTemplate = async () => {
 }
 
 export default async function setup(project: TestProject) {
+  // The `herald` processes the end-to-end tests start run the bundle while it is current (apps/herald/src/bundle.ts):
+  // after an edit, built again here, so they test the code as it is now, at the bundle's speed.
+  if (!bundleIsCurrent()) await buildBundle()
   // For measuring what the template saves: every file then creates and migrates its own.
   if (process.env.HERALD_TEST_TEMPLATE === "off") return
   const adminUrl = process.env.TEST_DATABASE_URL

@@ -1,5 +1,5 @@
 /**
- * The `herald` command line (main.ts loads it): `serve`, `migrate`, `admin user create`,
+ * The `herald` command line (main.ts loads it and calls `runCli`): `serve`, `migrate`, `admin user create`,
  * `admin session create`, and the clients `ask` and `hook claude-code`. A
  * failure prints one line on stderr (the error's message, never a stack trace
  * for an expected error) and exits 1; a usage error (unknown command or flag,
@@ -67,7 +67,8 @@ const describeListen = (error: unknown): string | undefined => {
 /** Exit codes: 0 success or help, 1 a failure, 2 a usage error (its reason already on stderr, with the help). */
 const exitWith = (code: number) => Effect.sync(() => { process.exitCode = code })
 
-herald.pipe(
+/** Runs the command line of `process.argv` to its exit (main.ts calls it; importing this module runs nothing). */
+export const runCli = () => herald.pipe(
   Command.run({ version: "1.0.0" }),
   Effect.catchCause((cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.void

@@ -7,10 +7,10 @@
  * `import.meta.url` and `import.meta.dirname` keep meaning the source file's place (its migrations,
  * its console files), so the bundle belongs to this checkout; a moved checkout runs the sources.
  */
-import { rmSync, writeFileSync } from "node:fs"
+import { renameSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { distDir, sourcesFile, stampOf } from "../src/bundle.ts"
+import { bundleIsCurrent, distDir, sourcesFile, stampOf } from "../src/bundle.ts"
 import type { Sources } from "../src/bundle.ts"
 
 const entry = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
@@ -29,12 +29,15 @@ const stampedFile = (file: string) => {
   return inPackage === null ? file : `${inPackage[1]}/package.json`
 }
 
-/** Builds the bundle; answers how many source files it holds, or undefined where no bundler is installed. */
+/** Builds the bundle; answers how many sources it lists, or undefined where no bundler is installed. */
 export const buildBundle = async (): Promise<number | undefined> => {
   // An install without devDependencies has no bundler: the sources run, as they always can.
   const rolldown = await import("rolldown").catch(() => undefined)
   if (rolldown === undefined) return undefined
-  rmSync(dist, { recursive: true, force: true })
+  // Built beside dist/ and swapped in whole: a `herald` starting meanwhile (another test run, an `npm start`)
+  // loads one build or the other, never a half-written one.
+  const next = `${dist.replace(/\/$/, "")}.${process.pid}`
+  rmSync(next, { recursive: true, force: true })
   const bundle = await rolldown.rolldown({
     input: { cli: entry },
     platform: "node",
@@ -51,11 +54,19 @@ export const buildBundle = async (): Promise<number | undefined> => {
   })
   // No source maps: they made the build six times slower. Each module keeps a `// <source path>` line
   // above it, and `HERALD_FROM_SOURCE=1` runs the sources for a stack trace in their own lines.
-  await bundle.write({ dir: dist, format: "esm" })
+  await bundle.write({ dir: next, format: "esm" })
   const files = [...new Set((await bundle.watchFiles).filter((file) => path.isAbsolute(file)).map(stampedFile))].sort()
   await bundle.close()
   const sources: Sources = { files: Object.fromEntries(files.map((file) => [file, stampOf(file)])) }
-  writeFileSync(sourcesFile, JSON.stringify(sources))
+  writeFileSync(path.join(next, path.basename(fileURLToPath(sourcesFile))), JSON.stringify(sources))
+  rmSync(dist, { recursive: true, force: true })
+  try {
+    renameSync(next, dist)
+  } catch (error) {
+    // Another build swapped its own in first: it was built from the same sources.
+    rmSync(next, { recursive: true, force: true })
+    if (!bundleIsCurrent()) throw error
+  }
   return files.length
 }
 
@@ -64,5 +75,5 @@ if (import.meta.main) {
   const count = await buildBundle()
   console.log(count === undefined
     ? "@herald/cli: rolldown is not installed (devDependencies omitted?); the sources run"
-    : `@herald/cli: bundled ${count} source files into apps/herald/dist (${((performance.now() - started) / 1000).toFixed(1)} s)`)
+    : `@herald/cli: built apps/herald/dist from ${count} sources (${((performance.now() - started) / 1000).toFixed(1)} s)`)
 }

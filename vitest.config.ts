@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config"
+import { ProcessesFirst } from "./test/support/sequencer.ts"
 
 const include = ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "test/**/*.test.ts"]
 /** Files that need the module state of a fresh process (process-wide metrics that start at 0). */
@@ -20,6 +21,8 @@ export default defineConfig({
   test: {
     // One migrated database per run, copied by every test file (test/support/database.ts).
     globalSetup: ["test/support/globalSetup.ts"],
+    // On a fresh clone, the files that start processes first (test/support/sequencer.ts).
+    sequence: { sequencer: ProcessesFirst },
     ...common,
     reporters: ["default"],
     projects: [

@@ -4,7 +4,7 @@ import { ProcessesFirst } from "./test/support/sequencer.ts"
 const include = ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "test/**/*.test.ts"]
 /** Files that need the module state of a fresh process (process-wide metrics that start at 0). */
 const freshProcess = ["packages/server/test/observability/metricsAtZero.test.ts"]
-/** The console in Chromium (test/browser): a browser and the service (in-process) per file, each step a browser's pace. */
+/** The console in Chromium (test/browser): a real server and browser per file, each step a browser's pace. */
 const browser = ["test/browser/**/*.test.ts"]
 const common = {
   testTimeout: 60_000,

@@ -27,15 +27,9 @@ const addressLayer = Layer.effect(TestServer, Effect.map(HttpServer.HttpServer, 
  * cluster/Cluster.ts), so timers follow the test's clock alone; real runners are tested in
  * packages/server/test/cluster/runners.test.ts and, as processes, in test/e2e/cluster.
  */
-export const testServerLayer = (env: Record<string, string> = {}) => testServerLayerOn(0, env)
-
-/**
- * `testServerLayer` listening on `port` (0: any free one): for a public URL known before the server
- * listens, as the browser tests' `http://localhost:<port>` (with `PORT` among the settings).
- */
-export const testServerLayerOn = (port: number, env: Record<string, string> = {}) =>
+export const testServerLayer = (env: Record<string, string> = {}) =>
   addressLayer.pipe(
-    Layer.provideMerge(serviceLayer({ port, host: "127.0.0.1" })),
+    Layer.provideMerge(serviceLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(CapabilitiesLayer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))),
     Layer.provideMerge(TestSqlLayer)
   )

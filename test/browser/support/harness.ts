@@ -1,36 +1,26 @@
 /**
- * The fixture of the console's browser tests, one per test file: the whole
- * service in this worker (test/support/server.ts) on a fresh database, with a
- * real SMTP server (sign-in mail) and a fake Web Push service on loopback
- * (`HERALD_ALLOW_PRIVATE_NETWORK_TARGETS=1`), and one headless Chromium. Each
- * test opens its own browser profile and makes its own people (the operator's
- * code: test/support/serverClients.ts personOn), so tests share nothing but
- * the server and the browser. The browser is the point here; the server need
- * not be a process of its own (docs/testing.md), and a `herald` CLI run
- * (`cliEnv`) is a real process on its database.
+ * The fixture of the console's browser tests: one real `herald serve` per test
+ * file on a fresh database, with a real SMTP server (sign-in mail) and a fake
+ * Web Push service on loopback (`HERALD_ALLOW_PRIVATE_NETWORK_TARGETS=1`),
+ * and one headless Chromium. Each test opens its own browser profile and
+ * makes its own people (the operator's code: test/support/serverClients.ts personOn), so tests share
+ * nothing but the processes.
  *
- * Not one Chromium per worker for all its files, though that would save a
- * launch (about 0.65 s of CPU) per file: in a browser that had run other
- * files, the Web Push test's notification, shown (`showNotification`
- * resolved), was at times missing from `getNotifications()` (6 runs of 57),
- * and never in a browser of its own (23 runs).
- *
- * The browser talks to `http://localhost:<port>`, the server's public URL:
- * localhost is a secure context, so service workers, Web Push and WebAuthn
- * work there over plain http, and the cookie's Origin check matches.
+ * The browser talks to `http://localhost:<port>`, the server's default public
+ * URL: localhost is a secure context, so service workers, Web Push and
+ * WebAuthn work there over plain http, and the cookie's Origin check matches.
  */
 import { HeraldClient, HeraldPersonClient } from "@herald/client"
 import type { Scope } from "@herald/api"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import * as path from "node:path"
 import type { Browser, BrowserContext, BrowserContextOptions, ConsoleMessage, Page } from "playwright-core"
 import { Smtp, smtpUrl } from "../../../packages/server/test/auth/smtp.ts"
 import type { ReceivedMail } from "../../../packages/server/test/auth/smtp.ts"
 import { FakePushService } from "../../../packages/server/test/push/webPushSupport.ts"
-import { freePort } from "../../support/process.ts"
-import { testServerLayerOn, TestServer } from "../../support/server.ts"
+import { childDatabase } from "../../support/database.ts"
+import { startServer } from "../../support/process.ts"
+import type { ServerProcess } from "../../support/process.ts"
 import { findChromium, launchChromium, newContext } from "./chromium.ts"
 import { personOn } from "../../support/serverClients.ts"
 
@@ -45,29 +35,13 @@ export interface Person {
 export class Harness extends Context.Service<Harness, {
   /** The public origin the browser uses: `http://localhost:<port>`. */
   readonly origin: string
-  /** The server as the tests' clients reach it: `http://127.0.0.1:<port>`. */
-  readonly server: { readonly baseUrl: string }
+  readonly server: ServerProcess
   /** The environment of a `herald` CLI run against this server's database. */
   readonly cliEnv: Record<string, string>
   readonly browser: Browser
   readonly smtp: Smtp["Service"]
   readonly push: FakePushService["Service"]
 }>()("test/browser/Harness") {}
-
-/**
- * The service in this worker (test/support/server.ts, on a database of the worker's own) on
- * `http://127.0.0.1:<port>`, with `http://localhost:<port>` its public URL; and the environment of a
- * `herald` CLI process on that database: its `DATABASE_URL`, or the embedded database's directory,
- * whose socket this worker serves (the CLI reaches a running server's database there).
- */
-const inProcessServer = (settings: Record<string, string>) =>
-  Effect.gen(function*() {
-    const port = String(yield* freePort)
-    const context = yield* Layer.build(testServerLayerOn(Number(port), { ...settings, PORT: port }))
-    const { config } = Context.get(context, PgClient.PgClient)
-    const database = config.url !== undefined ? { DATABASE_URL: Redacted.value(config.url) } : { HERALD_DATA_DIR: path.dirname(config.path!) }
-    return { server: Context.get(context, TestServer), port, cliEnv: { ...database, PORT: port } }
-  })
 
 /** The harness's layer; `env` adds settings of the server. */
 export const harnessLayer = (env: Record<string, string> = {}) =>
@@ -76,10 +50,29 @@ export const harnessLayer = (env: Record<string, string> = {}) =>
     yield* Effect.sync(findChromium)
     const smtp = yield* Smtp
     const push = yield* FakePushService
-    const settings = { HERALD_SMTP_URL: smtpUrl(smtp.port), HERALD_ALLOW_PRIVATE_NETWORK_TARGETS: "1", ...env }
     // Chromium starts while the server does: neither waits on the other.
-    const [browser, { server, port, cliEnv }] = yield* Effect.all([launchChromium, inProcessServer(settings)], { concurrency: "unbounded" })
-    return Harness.of({ origin: `http://localhost:${port}`, server, cliEnv, browser, smtp, push })
+    const [browser, { database, server }] = yield* Effect.all([
+      launchChromium,
+      Effect.gen(function*() {
+        const database = yield* childDatabase
+        const server = yield* startServer({
+          ...database.env,
+          HERALD_SMTP_URL: smtpUrl(smtp.port),
+          HERALD_ALLOW_PRIVATE_NETWORK_TARGETS: "1",
+          ...env
+        })
+        return { database, server }
+      })
+    ], { concurrency: "unbounded" })
+    const port = new URL(server.baseUrl).port
+    return Harness.of({
+      origin: `http://localhost:${port}`,
+      server,
+      cliEnv: { ...database.env, PORT: port },
+      browser,
+      smtp,
+      push
+    })
   })).pipe(Layer.provide(Layer.merge(Smtp.layer, FakePushService.layer)))
 
 /** A unique address: the tests of a file share one database. */

@@ -7,6 +7,7 @@
 import { execFileSync, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
+import { profileDir } from "./mode.ts"
 import { freePort, scratchDatabase, track } from "./support.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -69,7 +70,9 @@ export const serverEnv = (databaseUrl: string, port: number): Record<string, str
   HERALD_ADDRESS_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
   HERALD_DB_POOL_SIZE: process.env.HERALD_DB_POOL_SIZE ?? "10",
   // Passed through for trying another cadence (docs/benchmarks.md, "The first minute").
-  HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS: process.env.HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS ?? "5"
+  HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS: process.env.HERALD_TABLE_MAINTENANCE_INTERVAL_SECONDS ?? "5",
+  // A profile of the bundle names its chunks, not the modules scripts/profile/group.ts groups by: profiled, the sources run.
+  ...(profileDir === undefined ? {} : { HERALD_FROM_SOURCE: "1" })
 })
 
 /** `herald serve` on `databaseUrl` (migrated by its start), answering /readyz. */

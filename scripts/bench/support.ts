@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { execFileSync, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import type { ChildProcess } from "node:child_process"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -144,4 +145,36 @@ export const header = () =>
   console.log(`${"".padEnd(50)} ${"rate".padStart(9)} ${"".padEnd(6)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)}`)
 export const refuseErrors = (name: string, r: LoadResult) => {
   if ((r.non2xx ?? 0) > 0 || (r.errors ?? 0) > 0) throw new Error(`${name} answered ${r.non2xx} non-2xx and ${r.errors} errors`)
+}
+
+/** The machine's busy and total CPU ticks so far (Linux `/proc/stat`), undefined elsewhere. */
+const cpuTicks = () => {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const idle = fields[3]! + (fields[4] ?? 0)
+    const total = fields.reduce((a, b) => a + b, 0)
+    return { busy: total - idle, total }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waits until the machine's cores were at most `busyShare` busy over `windowMs`, or `maxMs` passed; the
+ * milliseconds waited and the last window's share. The run before (its suite, PostgreSQL's vacuum, the
+ * page cache written back) leaves the machine busy for a while after its processes exited, which a
+ * start-up timed at once would carry.
+ */
+export const settle = async (busyShare = 0.2, windowMs = 3_000, maxMs = 90_000) => {
+  const started = performance.now()
+  let share = Number.NaN
+  for (;;) {
+    const before = cpuTicks()
+    await new Promise((resolve) => setTimeout(resolve, windowMs))
+    const after = cpuTicks()
+    if (before === undefined || after === undefined) return { waitedMs: 0, share }
+    share = (after.busy - before.busy) / Math.max(1, after.total - before.total)
+    const waitedMs = performance.now() - started
+    if (share <= busyShare || waitedMs >= maxMs) return { waitedMs, share }
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * What the bench parts share: reading JSON answers, running a load process
  * whose one JSON line is its result, the processes to kill when the run ends,
- * and the tables of the autocannon parts.
+ * the tables of the autocannon parts, and waiting for a quiet machine.
  */
 import { randomBytes } from "node:crypto"
 import { execFileSync, spawn } from "node:child_process"
@@ -150,7 +150,8 @@ export const refuseErrors = (name: string, r: LoadResult) => {
 /** The machine's busy and total CPU ticks so far (Linux `/proc/stat`), undefined elsewhere. */
 const cpuTicks = () => {
   try {
-    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+    // user nice system idle iowait irq softirq steal (guest time is already inside user and nice).
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
     const idle = fields[3]! + (fields[4] ?? 0)
     const total = fields.reduce((a, b) => a + b, 0)
     return { busy: total - idle, total }

@@ -51,7 +51,9 @@ const timeCommand = (args: ReadonlyArray<string>, env: Record<string, string>) =
 export const benchStartup = async (adminUrl: string): Promise<ReadonlyArray<SummaryRow>> => {
   // Consecutive runs: the last one's suite leaves the machine busy after it exits.
   const quiet = await settle()
-  console.log(`start-up: waited ${seconds(quiet.waitedMs)} for a quiet machine (cores ${(100 * quiet.share).toFixed(0)} % busy over 3 s)`)
+  if (quiet !== undefined) {
+    console.log(`start-up: waited ${seconds(quiet.waitedMs)} for a quiet machine (cores ${(100 * quiet.share).toFixed(0)} % busy over 3 s)`)
+  }
   const effectImport = await timeCommand(["--input-type=module", "-e", "await import(\"effect\")"], baseEnv())
 
   // PostgreSQL: a fresh database, migrated by the start.

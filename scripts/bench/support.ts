@@ -161,22 +161,22 @@ const cpuTicks = () => {
 }
 
 /**
- * Waits until the machine's cores were at most `busyShare` busy over `windowMs`, or `maxMs` passed; the
- * milliseconds waited and the last window's share (undefined where the CPU's ticks cannot be read). The run before (its suite, PostgreSQL's vacuum, the
- * page cache written back) leaves the machine busy for a while after its processes exited, which a
- * start-up timed at once would carry.
+ * Waits until the machine's cores were at most `busyShare` busy over `windowMs`, or `maxMs` passed: the
+ * milliseconds waited and the last window's share, or undefined where the CPU's ticks cannot be read
+ * (not Linux). The run before (its suite, PostgreSQL's vacuum, the page cache written back) leaves the
+ * machine busy for a while after its processes exited, which a start-up timed at once would carry.
  */
 export const settle = async (busyShare = 0.2, windowMs = 3_000, maxMs = 90_000) => {
   const started = performance.now()
-  // Without /proc/stat (not Linux) there is nothing to wait on.
-  if (cpuTicks() === undefined) return undefined
-  for (;;) {
-    const before = cpuTicks()!
+  let before = cpuTicks()
+  while (before !== undefined) {
     await new Promise((resolve) => setTimeout(resolve, windowMs))
     const after = cpuTicks()
     if (after === undefined) return undefined
     const share = (after.busy - before.busy) / Math.max(1, after.total - before.total)
     const waitedMs = performance.now() - started
     if (share <= busyShare || waitedMs >= maxMs) return { waitedMs, share }
+    before = after
   }
+  return undefined
 }

@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import { BaseSequencer } from "vitest/node"
 import type { TestSpecification } from "vitest/node"
 
-const startsProcesses = /support\/(process|cluster)\.ts"|support\/harness\.ts"/
+const startsProcesses = /support\/(process|cluster|harness)\.ts"/
 
 export class ProcessesFirst extends BaseSequencer {
   override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {

@@ -27,16 +27,27 @@ const baseEnv = (env: Record<string, string>) => ({
   ...env
 })
 
-export const freePort = Effect.promise(() =>
-  new Promise<number>((resolve, reject) => {
+/** Whether `port` can be listened on at 127.0.0.1 now (it is closed again before this resolves). */
+const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  }))
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
+
+/**
+ * A port for a process to listen on, free when chosen. Drawn at random below Linux's ephemeral range
+ * (32768–60999): a port the kernel picked (`listen(0)`) is one it also hands to outgoing connections,
+ * and the test's own database and HTTP clients took such a port before the child could bind it
+ * (EADDRINUSE on a cluster runner's address under load).
+ */
+export const freePort = Effect.promise(async () => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    if (await canListen(port)) return port
+  }
+  throw new Error("no free port between 20000 and 31999 at 127.0.0.1")
+})
 
 /** Runs `herald <args…>` to completion (with `stdin` written to it and closed, when given); resolves with its exit code and output. */
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly stdin?: string } = {}) =>
